@@ -1,0 +1,1 @@
+"""Quality benchmarks: detectors and judges measured on labelled public data."""

@@ -1,0 +1,250 @@
+"""Identifier integrity: identifiers in the response that no input mentions.
+
+Finds error codes, hex codes, versions, paths, commands and KB / ticket ids in the
+response (one RE2 :class:`PatternSet`, one pass) and flags each one whose normalised
+form (lowercased, ``\\`` read as ``/``, trailing punctuation and a version's ``v``
+dropped) is not a substring of the normalised sources: query, history, case subject /
+description / metadata values and retrieved chunks (failure mode
+``invented_identifier``; category = kind). One hit per distinct identifier.
+
+Kinds: ``error_code`` (ERR_CONN_4021, E1234, ORA-12154, LNK2019, ECONNREFUSED),
+``hex_code`` (0x80070005), ``version`` (v2.3, 1.2.3, 4.18.0-rc1: two dots or a
+``v``), ``path`` (/etc/nginx/nginx.conf, ~/.config/x, C:\\Windows\\System32),
+``command`` (in `backticks`, on ``$ `` lines or in shell code fences: the command
+head and its flags are compared, e.g. ``pip`` and ``--force-reinstall``), ``kb_id``
+(KB0012345, KB-1234, INC0012345, CVE-2024-1234, JIRA-style ABC-1234).
+
+Limits: numbers in prose (amounts, percentages, years, ``HTTP 503``, ``3.5``) are not
+identifiers and are never flagged; dates like 2024.01.15 and IPv4 addresses are not
+versions; a substring match counts as grounded (``2.3.1`` is grounded by ``12.3.1``);
+a command's sub-commands and arguments are not compared; for bounded time on hostile
+text at most ``max_matches`` (200) matches per pattern are read and ``max_identifiers``
+(100) distinct identifiers checked per event.
+"""
+
+from __future__ import annotations
+
+from detectors.base import Detection, register_detector
+from detectors.engine import PatternSet, compile_pattern, iter_matches
+from detectors.text import fenced_blocks
+from stream.events import Event
+
+__all__ = ["KINDS", "IdentifierDetector"]
+
+KINDS = ("error_code", "hex_code", "version", "path", "command", "kb_id")
+FAILURE = "invented_identifier"
+_SEG = r"[\w.@%+\-]+"
+_WIN = r"[^\\/:*?\"<>|\s]+"
+_ERRNO = "CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|NOENT|ACCES|ADDRINUSE|ADDRNOTAVAIL|"
+_ERRNO += "PERM|PIPE|NOTFOUND|HOSTUNREACH|NETUNREACH|NOSPC|MFILE|NOTDIR|ISDIR|NOMEM|ROFS"
+# (pattern id, kind, pattern); earlier wins when two kinds cover the same span.
+_PATTERNS: list[tuple[str, str, str]] = [
+    ("hex", "hex_code", r"\b0[xX][0-9A-Fa-f]{4,16}\b"),
+    ("err_snake", "error_code", r"\b(?:ERR|ERROR|E)_[A-Z0-9_]*[A-Z0-9]\b"),
+    ("err_digit", "error_code", r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_[A-Z]*\d[A-Z0-9]*\b"),
+    (
+        "err_vendor",
+        "error_code",
+        r"\b(?:E\d{3,6}|(?:ORA|PLS|TNS|SP2|RMAN|IMP|EXP)-\d{3,6}|AADSTS\d{4,6}|"
+        r"(?:LNK|MSB|NETSDK|IDE|CS|CA|C)\d{4}|TS\d{4,5}|EAI_[A-Z]+|E(?:" + _ERRNO + r"))\b",
+    ),
+    (
+        "kb",
+        "kb_id",
+        r"\b(?:(?i:kb)-?\d{4,10}|(?:INC|CHG|RITM|REQ|PRB|PTASK|SCTASK|TASK|CS|SR)\d{6,10}|"
+        r"CVE-\d{4}-\d{4,7})\b",
+    ),
+    ("jira", "kb_id", r"\b[A-Z][A-Z0-9]{1,9}-\d{2,6}\b"),
+    (
+        "version",
+        "version",
+        r"\b(?:[vV]\d+(?:\.\d+)+|\d+\.\d+\.\d+(?:\.\d+)*)(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?\b",
+    ),
+    (
+        "path",
+        "path",
+        rf"(?m)(?:^|[\s(\x60\"'=:,\[<])((?:~|\.\.?)/{_SEG}(?:/{_SEG})*/?|/{_SEG}(?:/{_SEG})+/?|"
+        rf"[A-Za-z]:\\{_WIN}(?:\\{_WIN})*\\?|\\\\[\w.\-]+(?:\\{_WIN})+)",
+    ),
+    ("cmd_inline", "command", r"`[^`\n]+`"),
+    ("cmd_prompt", "command", r"(?m)^[ \t]*\$[ \t]+([^\n]+)"),
+]
+_KIND = {pid: kind for pid, kind, _ in _PATTERNS}
+_PRIORITY = {pid: i for i, (pid, _, _) in enumerate(_PATTERNS)}
+_SET = PatternSet([(pid, p) for pid, _, p in _PATTERNS], case_sensitive=True)
+# The set screens the text in one pass; these give spans, capped per pattern.
+_COMPILED = [compile_pattern(p, case_sensitive=True) for _, _, p in _PATTERNS]
+_NOT_TICKETS_WORDS = (
+    "UTF UCS SHA AES DES RSA ISO IEC COVID SARS HTTP TLS SSL MD CRC FIPS PKCS IEEE ANSI RFC "
+    "PEP GPT MP WPA DDR LPDDR USB PCI ECMA ES IPV TCP UDP RTX GTX XBOX COM LPT CP WIN ISBN ICD "
+    "NIST SP EN DIN PS PM AM GB MB"
+)
+_NOT_TICKETS = frozenset(_NOT_TICKETS_WORDS.split())
+_SHELL_LANGS_WORDS = "bash sh shell console zsh terminal powershell ps1 pwsh cmd bat"
+_SHELL_LANGS = frozenset(_SHELL_LANGS_WORDS.split())
+_HEADS_WORDS = (
+    "kubectl helm docker podman git pip pip3 pipx python python3 npm npx yarn pnpm node "
+    "systemctl journalctl service apt apt-get yum dnf rpm brew curl wget ssh scp rsync tar "
+    "chmod chown grep find sed awk kill top df du mount ufw iptables az aws gcloud terraform "
+    "ansible mvn gradle go cargo make cmake dotnet java psql mysql redis-cli mongosh sqlplus "
+    "nginx openssl netstat ss ping traceroute nslookup dig powershell winget choco reg sc "
+    "netsh ipconfig sfc dism chkdsk certutil icacls robocopy uv poetry conda"
+)
+_HEADS = frozenset(_HEADS_WORDS.split())
+_TRAIL = ".,;:!?)]}>'\"`*"
+
+
+def _norm(ident: str) -> str:
+    return ident.strip().strip(_TRAIL).lstrip("([{<'\"`").lower().replace("\\", "/")
+
+
+def _is_flag(tok: str) -> bool:
+    body = tok[2:] if tok.startswith("--") else tok[1:] if tok.startswith("-") else ""
+    return bool(body) and body[0].isalpha()
+
+
+def _command(text: str, strict: bool) -> list[str] | None:
+    """Head and flags of a shell command line, or None when it does not look like one."""
+    toks = text.split()
+    while toks and (toks[0] in ("$", "sudo", "env") or ("=" in toks[0] and toks[0][0] != "-")):
+        toks = toks[1:]
+    if not toks or toks[0].startswith("#"):
+        return None
+    flags = [t.split("=", 1)[0] for t in toks if _is_flag(t)]
+    head = toks[0].lower()
+    if _is_flag(head):
+        return flags
+    ok = head in _HEADS or (not strict and flags and head.replace("-", "").isalnum())
+    return [head, *flags] if ok else None
+
+
+def _is_date_or_ip(text: str) -> bool:
+    parts = text.split(".")
+    if not all(p.isdigit() for p in parts):
+        return False
+    nums = [int(p) for p in parts]
+    if len(parts) == 4:
+        return all(n <= 255 for n in nums)
+    if len(parts) != 3:
+        return False
+    if len(parts[0]) == 4:
+        return 1 <= nums[1] <= 12 and 1 <= nums[2] <= 31
+    return len(parts[2]) == 4 and min(nums[0], nums[1]) >= 1 and max(nums[0], nums[1]) <= 31
+
+
+def _keep(pid: str, ident: str) -> bool:
+    if pid == "jira":
+        return ident.split("-", 1)[0] not in _NOT_TICKETS
+    return pid != "version" or not _is_date_or_ip(ident)
+
+
+def _sources(event: Event) -> str:
+    parts = [event.query, *(m.content for m in event.history)]
+    if event.case is not None:
+        parts += [event.case.subject or "", event.case.description or ""]
+        parts += [str(v) for v in (event.case.metadata or {}).values()]
+    parts += [c.content for c in event.retrieved_context]
+    return "\n".join(parts).lower().replace("\\", "/").replace("//", "/")
+
+
+@register_detector("identifiers")
+class IdentifierDetector:
+    name = "identifiers"
+
+    def __init__(
+        self,
+        *,
+        kinds: list[str] | None = None,
+        min_length: int = 3,
+        max_identifiers: int = 100,
+        max_matches: int = 200,
+    ) -> None:
+        unknown = set(kinds or ()) - set(KINDS)
+        if unknown:
+            raise ValueError(f"unknown identifier kinds {sorted(unknown)}; known: {KINDS}")
+        self.kinds = frozenset(kinds) if kinds is not None else frozenset(KINDS)
+        self.min_length = min_length
+        self.max_identifiers = max_identifiers
+        self.max_matches = max_matches
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(k for k in KINDS if k in self.kinds)
+
+    def _candidates(self, text: str) -> list[tuple[str, int, int, list[str]]]:
+        """(kind, start, end, parts to ground): spans resolved, longest / earliest wins."""
+        plain: list[tuple[int, int, int, str]] = []
+        cmds: list[tuple[str, int, int, list[str]]] = []
+        for idx in _SET.matching(text):
+            pid = _SET.ids[idx]
+            kind = _KIND[pid]
+            if kind not in self.kinds:
+                continue
+            group = 1 if pid in ("path", "cmd_prompt") else 0
+            for _, end, ident in iter_matches(_COMPILED[idx], text, self.max_matches, group):
+                start = end - len(ident)
+                if kind == "command":
+                    parts = _command(ident.strip("`")[:500], strict=False)
+                    if parts:
+                        cmds.append((kind, start, end, parts))
+                elif _keep(pid, ident):
+                    plain.append((start, start - end, _PRIORITY[pid], kind))
+        if "command" in self.kinds:
+            budget = self.max_matches
+            for body_start, body_end, lang in fenced_blocks(text):
+                pos = body_start
+                for line in text[body_start:body_end].split("\n", budget):
+                    parts = _command(line[:500], strict=lang not in _SHELL_LANGS)
+                    if parts:
+                        cmds.append(("command", pos, pos + len(line), parts))
+                    pos += len(line) + 1
+                    budget -= 1
+                if budget <= 0:
+                    break
+        out: list[tuple[str, int, int, list[str]]] = []
+        last = -1
+        for start, neg_len, _, kind in sorted(plain):
+            if start >= last:
+                end = start - neg_len
+                while end > start + 1 and text[end - 1] in _TRAIL:
+                    end -= 1
+                out.append((kind, start, end, [text[start:end]]))
+                last = start - neg_len
+        return out + cmds
+
+    def __call__(self, event: Event) -> list[Detection]:
+        response = event.response
+        if not response:
+            return []
+        cands = self._candidates(response)
+        if not cands:
+            return []
+        source = _sources(event)
+        verdicts: dict[str, bool] = {}
+        reported: set[str] = set()
+        hits: list[Detection] = []
+        for kind, start, end, parts in cands:
+            missing: list[str] = []
+            for part in parts:
+                key = _norm(part)
+                key = (key.lstrip("v") if kind == "version" else key).replace("//", "/")
+                if len(key) < self.min_length:
+                    continue
+                if key not in verdicts:
+                    if len(verdicts) >= self.max_identifiers:
+                        break
+                    verdicts[key] = key in source
+                if not verdicts[key]:
+                    missing.append(part)
+            dedupe = kind + "|" + "|".join(_norm(p) for p in missing)
+            if not missing or dedupe in reported:
+                continue
+            reported.add(dedupe)
+            if kind == "command":
+                evidence = f"command `{response[start:end].strip('`')[:60]}`: not in sources: "
+                evidence += ", ".join(missing)[:80]
+            else:
+                evidence = f"{kind} {missing[0][:100]} not in query, history, case or context"
+            hits.append(Detection(self.name, kind, evidence[:160], (start, end), FAILURE))
+        hits.sort(key=lambda h: h.span or (0, 0))
+        return hits

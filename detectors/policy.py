@@ -1,0 +1,258 @@
+"""Policy violations in the response by pattern packs: YAML data files, not code.
+
+Built-in packs (``detectors/packs/<name>.yaml``): ``financial_advice`` (the assistant
+tells the user to buy/sell/short, recommends a trade, times the market, says where to
+put their savings), ``price_prediction`` (the stock will rise / reach $X, shares will
+double, will outperform next quarter) and ``personal_data_request`` (the assistant asks
+for an SSN, date of birth, card number, password, home address …). Users add packs of
+the same layout from ``pack_dirs``; docs/pattern-packs.md describes the layout, which
+is validated at construction (errors name the file and the field).
+
+How a hit is decided: all packs' patterns are screened in one RE2 pass; only the
+patterns that matched are run for spans. Quoted text ("…", “…”, '>' lines) is ignored.
+A match is dropped when one of its pack's ``negations`` (RE2) matches in the
+``NEGATION_WINDOW`` characters before it, cut at the last sentence or clause break
+(". ", "; ", " but ", " however" …), so "I can't recommend buying any stock" does not
+fire but "This is not financial advice, but you should buy TSLA" does. Overlapping
+matches of one pack count once; at most ``MAX_HITS`` detections per event. Time is
+bounded on hostile text: at most ``MAX_PER_PATTERN`` candidates per pattern and
+``MAX_CANDIDATES`` in all are examined (later ones are not reported).
+
+Known limits: English only, lexical. Negation is looked for only *before* the match in
+the same clause ("you should buy TSLA — not!" fires). Reported facts are recognised by
+attribution cues in the pack's negations ("analysts rated it a strong buy"), so an
+unattributed statement of someone else's view still fires, and advice phrased without
+any listed verb, object or subject ("Tesla looks cheap, load up") is missed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
+from detectors.engine import PatternSet, compile_pattern, iter_spans
+from detectors.text import blank_quoted
+from stream.events import Event
+
+__all__ = [
+    "BUILTIN_PACKS",
+    "PackError",
+    "PackPattern",
+    "PolicyDetector",
+    "PolicyPack",
+    "load_pack",
+]
+
+PACK_DIR = Path(__file__).with_name("packs")
+BUILTIN_PACKS = ("financial_advice", "price_prediction", "personal_data_request")
+NEGATION_WINDOW = 100
+MAX_HITS = 32
+MAX_PER_PATTERN = 200  # candidates examined per pattern and text …
+MAX_CANDIDATES = 1000  # … and in all: bounds the time on hostile text
+_CLAUSE_BREAKS = (". ", "! ", "? ", "\n", "…", "; ", " but ", " however", " although ")
+_NAME = r"^[a-z][a-z0-9_]{0,63}$"
+
+
+class PackError(ValueError):
+    """A policy pack file that cannot be loaded; the message names the file and field."""
+
+
+def _re2(value: str) -> str:
+    compile_pattern(value)  # ValueError naming the pattern when RE2 rejects it
+    return value
+
+
+Re2Pattern = Annotated[str, Field(min_length=1), AfterValidator(_re2)]
+
+
+class PackPattern(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=_NAME)
+    regex: Re2Pattern
+    description: str = ""
+
+
+class PolicyPack(BaseModel):
+    """One pack file. `name` is the Prometheus `category` label value of its hits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=_NAME)
+    description: str = Field(min_length=1)
+    failure_mode: str = Field(pattern=_NAME)
+    patterns: list[PackPattern] = Field(min_length=1)
+    negations: list[Re2Pattern] = Field(default_factory=list)
+    applies_to: Literal["response", "query", "both"] = "response"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_failure_mode(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("failure_mode") is None and "name" in data:
+            data = {**data, "failure_mode": data["name"]}
+        return data
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> PolicyPack:
+        seen: set[str] = set()
+        for i, pattern in enumerate(self.patterns):
+            if pattern.id in seen:
+                raise ValueError(f"patterns.{i}.id: duplicate pattern id {pattern.id!r}")
+            seen.add(pattern.id)
+        return self
+
+
+def _describe(data: dict[str, Any], exc: ValidationError) -> str:
+    parts: list[str] = []
+    for err in exc.errors(include_url=False, include_input=False)[:5]:
+        loc = [str(p) for p in err["loc"]]
+        where = ".".join(loc) or "<pack>"
+        patterns = data.get("patterns")
+        if len(loc) >= 2 and loc[0] == "patterns" and loc[1].isdigit():
+            i = int(loc[1])
+            if isinstance(patterns, list) and i < len(patterns) and isinstance(patterns[i], dict):
+                where += f" (id {patterns[i].get('id')!r})"
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+def load_pack(path: str | Path) -> PolicyPack:
+    """Read and validate one pack file; raises :class:`PackError` naming file and field."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(f"policy pack {path}: cannot read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise PackError(f"policy pack {path}: invalid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise PackError(f"policy pack {path}: top level must be a mapping with name, patterns…")
+    try:
+        return PolicyPack.model_validate(data)
+    except ValidationError as exc:
+        raise PackError(f"policy pack {path}: {_describe(data, exc)}") from None
+
+
+@cache
+def _builtin(name: str) -> PolicyPack:
+    return load_pack(PACK_DIR / f"{name}.yaml")
+
+
+def _snippet(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@register_detector("policy")
+class PolicyDetector:
+    """Pattern-pack policy checks; one category (and failure mode) per pack."""
+
+    name = "policy"
+
+    def __init__(
+        self, *, packs: Sequence[str] | None = None, pack_dirs: Sequence[str] | str | None = None
+    ) -> None:
+        names = list(BUILTIN_PACKS if packs is None else packs)
+        unknown = sorted(set(names) - set(BUILTIN_PACKS))
+        if unknown:
+            raise ValueError(f"unknown built-in packs {unknown}; available: {list(BUILTIN_PACKS)}")
+        loaded: dict[str, PolicyPack] = {n: _builtin(n) for n in dict.fromkeys(names)}
+        for folder in [pack_dirs] if isinstance(pack_dirs, str) else pack_dirs or ():
+            directory = Path(folder)
+            if not directory.is_dir():
+                raise PackError(f"policy pack directory {directory} does not exist")
+            for path in sorted(directory.glob("*.yaml")):
+                pack = load_pack(path)
+                if pack.name in loaded:
+                    raise PackError(f"policy pack {path}: name: pack {pack.name!r} already loaded")
+                loaded[pack.name] = pack
+        self.packs: tuple[PolicyPack, ...] = tuple(loaded.values())
+        self._pack_of: dict[str, PolicyPack] = {}
+        for_response: list[tuple[str, str]] = []
+        for_query: list[tuple[str, str]] = []
+        for pack in self.packs:
+            for pattern in pack.patterns:
+                pid = f"{pack.name}/{pattern.id}"
+                self._pack_of[pid] = pack
+                if pack.applies_to in ("response", "both"):
+                    for_response.append((pid, pattern.regex))
+                if pack.applies_to in ("query", "both"):
+                    for_query.append((pid, pattern.regex))
+        self._response = PatternSet(for_response)  # one-pass screen of all packs
+        self._query = PatternSet(for_query)
+        self._compiled = {pid: compile_pattern(rx) for pid, rx in for_response + for_query}
+        self._negations: dict[str, Any] = {
+            pack.name: compile_pattern("|".join(f"(?:{n})" for n in pack.negations))
+            for pack in self.packs
+            if pack.negations
+        }
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(pack.name for pack in self.packs)
+
+    def __call__(self, event: Event) -> list[Detection]:
+        hits = self._scan(event.response, self._response, in_query=False)
+        if len(self._query) and len(hits) < MAX_HITS:
+            hits += self._scan(event.query, self._query, in_query=True)[: MAX_HITS - len(hits)]
+        return hits
+
+    def _scan(self, text: str, patterns: PatternSet, *, in_query: bool) -> list[Detection]:
+        matching = patterns.matching(text)
+        if not matching:
+            return []
+        screened = blank_quoted(text)  # same length: offsets still index `text`
+        hits: list[Detection] = []
+        taken: dict[str, list[tuple[int, int]]] = {}
+        budget = MAX_CANDIDATES
+        for idx in matching:
+            pid = patterns.ids[idx]
+            pack = self._pack_of[pid]
+            spans = taken.setdefault(pack.name, [])
+            for start, end in iter_spans(
+                self._compiled[pid], screened, min(MAX_PER_PATTERN, budget)
+            ):
+                budget -= 1
+                while end > start and text[end - 1] in " \t\n.,;:!?":
+                    end -= 1
+                if any(s < end and start < e for s, e in spans) or self._negated(pack, text, start):
+                    continue
+                spans.append((start, end))
+                hits.append(self._detection(pid, pack, text, start, end, in_query))
+                if len(hits) >= MAX_HITS:
+                    break
+            if len(hits) >= MAX_HITS or budget <= 0:
+                break
+        hits.sort(key=lambda d: d.span or (0, 0))
+        return hits
+
+    def _detection(
+        self, pid: str, pack: PolicyPack, text: str, start: int, end: int, in_query: bool
+    ) -> Detection:
+        where = " (query)" if in_query else ""
+        return Detection(
+            detector=self.name,
+            category=pack.name,
+            evidence=f"{pid}{where}: '{_snippet(text[start:end])}'"[:EVIDENCE_MAX_CHARS],
+            span=None if in_query else (start, end),
+            failure_mode=pack.failure_mode,
+        )
+
+    def _negated(self, pack: PolicyPack, text: str, start: int) -> bool:
+        negation = self._negations.get(pack.name)
+        if negation is None:
+            return False
+        window = text[max(0, start - NEGATION_WINDOW) : start]
+        lowered = window.lower()
+        cut = 0
+        for mark in _CLAUSE_BREAKS:
+            i = lowered.rfind(mark)
+            if i >= 0:
+                cut = max(cut, i + len(mark))
+        return negation.search(window[cut:]) is not None

@@ -1,0 +1,259 @@
+"""Refusals and training-cutoff excuses in the response; rejection calibration on labels.
+
+Categories:
+
+* ``refusal`` — the response refuses or says it cannot answer, fully or partly: safety
+  refusals ("I'm sorry, but I can't help with that", "It is not appropriate to …",
+  "I must decline") and RAG refusals ("The provided documents do not contain …",
+  "I couldn't find that in the knowledge base"). Not a failure on its own.
+* ``training_cutoff_excuse`` — blames the training cutoff or the lack of live data
+  ("as of my knowledge cutoff", "I don't have real-time data"); always a failure in a
+  RAG system, where the retrieved context is the knowledge.
+* ``false_rejection`` / ``false_acceptance`` — with ``labels.expected_behavior``:
+  "answer" but the response declined (refusal or cutoff excuse), or "reject" but it
+  did not.
+
+The phrase families live in ``packs/refusal.yaml`` (RE2, loaded once at construction);
+option ``extra_patterns_file`` adds a user pack of the same layout. Position matters:
+``lead`` patterns count only when they start in the first ``lead_sentences`` sentences
+(at most ~1,000 characters), or anywhere in a response of at most ``short_chars``
+characters; ``any`` patterns count anywhere. A candidate is dropped when a veto
+(emphatic idiom such as "I can't stress enough") overlaps it, when it sits inside quotes
+or in a question, or right after a conditional ("if I can't find …").
+
+Known limits: English only; lexical, so a refusal phrased as a lecture with no refusal
+words ("It's important to remember that violence is never the answer…"), a rebuttal of
+the premise ("X was not justified"), or an opinion disclaimer ("As an AI I have no
+opinions, but…") is not counted; a partial refusal deep inside a long answer is seen
+only by the ``any``-scope families. Measured on XSTest by ``bench/quality/xstest_refusal``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
+from detectors.engine import PatternSet, compile_pattern
+from stream.events import Event
+
+__all__ = ["DECLINE_CATEGORIES", "DEFAULT_PACK", "RefusalDetector", "RefusalHit"]
+
+DEFAULT_PACK = Path(__file__).with_name("packs") / "refusal.yaml"
+DECLINE_CATEGORIES = ("refusal", "training_cutoff_excuse")
+_SCOPES = ("lead", "any")
+_LEAD_MAX_CHARS = 1000  # the "first sentences" never reach further than this
+_MAX_TRIES = 32  # rejected candidates examined per pattern before giving up on it
+_CONTEXT = 400  # chars looked at around a candidate to find its sentence
+# ends a sentence: terminal punctuation (plus closing quotes/brackets) then space, or a newline
+_BOUNDARY = compile_pattern("[.!?]+[\"'\u201d\u2019)\\]]*(?:\\s+|$)|\n+")
+_LSQ, _RSQ, _LDQ, _RDQ = "\u2018", "\u2019", "\u201c", "\u201d"  # typographic quotes
+_CONDITIONALS = {"if", "when", "whenever", "unless", "whether", "why", "once", "until", "in case"}
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalHit:
+    category: str
+    pattern_id: str
+    span: tuple[int, int]
+    text: str
+
+
+def _load_pack(
+    path: Path, defs: dict[str, str]
+) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a refusal pack is a mapping with defs/patterns/vetoes")
+    for name, frag in (data.get("defs") or {}).items():
+        defs[str(name)] = str(frag)
+    patterns: list[dict[str, str]] = []
+    for item in data.get("patterns") or []:
+        cat, scope = item.get("category", "refusal"), item.get("scope", "lead")
+        if cat not in DECLINE_CATEGORIES or scope not in _SCOPES or not item.get("pattern"):
+            raise ValueError(f"{path}: bad pattern entry {item!r}")
+        patterns.append(
+            {
+                "id": str(item["id"]),
+                "category": cat,
+                "scope": scope,
+                "pattern": str(item["pattern"]),
+            }
+        )
+    vetoes = [(str(v["id"]), str(v["pattern"])) for v in data.get("vetoes") or []]
+    return patterns, vetoes
+
+
+def _expand(pattern: str, defs: dict[str, str], depth: int = 0) -> str:
+    """Splice ``<<name>>`` fragments from ``defs`` in as non-capturing groups."""
+    if depth > 5:
+        raise ValueError(f"refusal pack: defs nest too deep in {pattern[:60]!r}")
+    for name, frag in defs.items():
+        token = f"<<{name}>>"
+        if token in pattern:
+            pattern = pattern.replace(token, f"(?:{_expand(frag, defs, depth + 1)})")
+    if "<<" in pattern and ">>" in pattern.split("<<", 1)[1]:
+        raise ValueError(f"refusal pack: unknown def in {pattern[:80]!r}")
+    return pattern
+
+
+@register_detector("refusal")
+class RefusalDetector:
+    """Refusals, training-cutoff excuses, and false rejection / acceptance on labels."""
+
+    name = "refusal"
+
+    def __init__(
+        self,
+        *,
+        extra_patterns_file: str | None = None,
+        lead_sentences: int = 2,
+        short_chars: int = 300,
+    ) -> None:
+        defs: dict[str, str] = {}
+        patterns, vetoes = _load_pack(DEFAULT_PACK, defs)
+        if extra_patterns_file:
+            more, more_vetoes = _load_pack(Path(extra_patterns_file), defs)
+            patterns += more
+            vetoes += more_vetoes
+        self.lead_sentences = max(1, lead_sentences)
+        self.short_chars = max(0, short_chars)
+        self._category = {p["id"]: p["category"] for p in patterns}
+        self._sets = {
+            scope: PatternSet(
+                [(p["id"], _expand(p["pattern"], defs)) for p in patterns if p["scope"] == scope]
+            )
+            for scope in _SCOPES
+        }
+        self._veto = PatternSet([(vid, _expand(v, defs)) for vid, v in vetoes])
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return ("refusal", "training_cutoff_excuse", "false_rejection", "false_acceptance")
+
+    # -- text analysis -------------------------------------------------------
+    def _lead_end(self, text: str) -> int:
+        if len(text) <= self.short_chars:
+            return len(text)
+        end, seen = min(len(text), _LEAD_MAX_CHARS), 0
+        for m in _BOUNDARY.finditer(text[:_LEAD_MAX_CHARS]):
+            if m.start() == 0:
+                continue
+            seen += 1
+            if seen >= self.lead_sentences:
+                end = m.end()
+                break
+        return max(end, self.short_chars)
+
+    @staticmethod
+    def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
+        """Bounds of the sentence holding [start, end), looking at most _CONTEXT chars around."""
+        lo = max(0, start - _CONTEXT)
+        s = lo
+        for m in _BOUNDARY.finditer(text[lo:start]):
+            s = lo + m.end()
+        tail = _BOUNDARY.search(text[end : end + _CONTEXT])
+        return s, (end + tail.end() if tail else min(len(text), end + _CONTEXT))
+
+    def _rejected(self, text: str, start: int, end: int) -> bool:
+        s, e = self._sentence(text, start, end)
+        if text[s:e].rstrip().endswith("?"):
+            return True
+        prefix = text[s:start]
+        words = prefix.lower().replace(",", " ").split()
+        if words and (words[-1] in _CONDITIONALS or " ".join(words[-2:]) in _CONDITIONALS):
+            return True
+        if _inside_quotes(text[text.rfind("\n", 0, start) + 1 : start], prefix):
+            return True
+        return any(s + v.start < end and s + v.end > start for v in self._veto.finditer(text[s:e]))
+
+    def analyze(self, text: str) -> dict[str, RefusalHit]:
+        """The earliest surviving hit per category ("refusal", "training_cutoff_excuse")."""
+        best: dict[str, RefusalHit] = {}
+        if not text:
+            return best
+        lead_end = self._lead_end(text)
+        for scope, limit in (("lead", lead_end), ("any", len(text))):
+            pset = self._sets[scope]
+            region = text[: limit + 200] if scope == "lead" else text
+            for idx in pset.matching(region):
+                pid = pset.ids[idx]
+                cat = self._category[pid]
+                for tries, m in enumerate(pset.compiled(idx).finditer(region)):
+                    cur = best.get(cat)
+                    if (
+                        tries >= _MAX_TRIES
+                        or m.start() >= limit
+                        or (cur and m.start() >= cur.span[0])
+                    ):
+                        break
+                    if not self._rejected(text, m.start(), m.end()):
+                        best[cat] = RefusalHit(cat, pid, (m.start(), m.end()), m.group(0))
+                        break
+        return best
+
+    # -- detector ------------------------------------------------------------
+    def __call__(self, event: Event) -> list[Detection]:
+        hits = self.analyze(event.response)
+        out = [
+            Detection(
+                self.name,
+                h.category,
+                _evidence(h),
+                h.span,
+                "training_cutoff_excuse" if h.category == "training_cutoff_excuse" else None,
+            )
+            for h in sorted(hits.values(), key=lambda h: h.span)
+        ]
+        expected = event.expected_behavior
+        if expected == "answer" and hits:
+            first = min(hits.values(), key=lambda h: h.span)
+            why = f"expected answer; response declined ({_evidence(first)})"
+            out.append(
+                Detection(
+                    self.name,
+                    "false_rejection",
+                    why[:EVIDENCE_MAX_CHARS],
+                    first.span,
+                    "false_rejection",
+                )
+            )
+        elif expected == "reject" and not hits:
+            out.append(
+                Detection(
+                    self.name,
+                    "false_acceptance",
+                    "expected reject; response did not refuse",
+                    None,
+                    "false_acceptance",
+                )
+            )
+        return out
+
+
+def _inside_quotes(paragraph: str, prefix: str) -> bool:
+    """Whether a quotation is still open at a match: double / typographic quotes and
+    back-ticks counted over the paragraph before it, single quotes over its sentence."""
+    if paragraph.count('"') % 2 or paragraph.count("`") % 2:
+        return True
+    if paragraph.count(_LDQ) > paragraph.count(_RDQ) or paragraph.count("«") > paragraph.count("»"):
+        return True
+    # single quotes double as apostrophes: count only those at word edges
+    opened = closed = 0
+    for i, c in enumerate(prefix):
+        if c not in ("'", _LSQ, _RSQ):
+            continue
+        before = prefix[i - 1] if i else " "
+        after = prefix[i + 1] if i + 1 < len(prefix) else " "
+        if c != _RSQ and before in " ([:\t\n":
+            opened += 1
+        elif c != _LSQ and before not in " ([:\t\n" and not after.isalnum():
+            closed += 1
+    return opened > closed
+
+
+def _evidence(hit: RefusalHit) -> str:
+    snippet = " ".join(hit.text.split())
+    return f"{hit.pattern_id}: {snippet}"[:EVIDENCE_MAX_CHARS]

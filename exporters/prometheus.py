@@ -1,0 +1,85 @@
+"""Prometheus metric families (DESIGN.md "Prometheus names"), one registry per process.
+
+Series that are known in advance (outcomes, detector categories) are created at
+start with value 0, so rates and alerts work from the first scrape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+from exporters.labels import LabelCap
+
+__all__ = ["EVENT_OUTCOMES", "Metrics"]
+
+#: consumed = every message read; it ends as exactly one of scored / invalid / duplicate.
+EVENT_OUTCOMES = ("consumed", "scored", "invalid", "duplicate", "dead_lettered")
+
+_DETECT_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
+
+
+class Metrics:
+    """All ragpulse metric families on one CollectorRegistry."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        label_caps: Mapping[str, LabelCap] | None = None,
+        version: str = "0",
+    ) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        caps = dict(label_caps or {})
+        self.cap_service = caps.get("service") or LabelCap()
+        self.cap_model = caps.get("model") or LabelCap()
+        self.cap_prompt = caps.get("prompt_version") or LabelCap()
+
+        Info("ragpulse_build", "ragpulse build information", registry=r).info({"version": version})
+        self.events = Counter(
+            "ragpulse_events", "Messages read from the input topic, by outcome", ["outcome"],
+            registry=r,
+        )  # fmt: skip
+        for outcome in EVENT_OUTCOMES:
+            self.events.labels(outcome)
+        self.invalid = Counter(
+            "ragpulse_invalid_events", "Messages that failed parsing/validation, by reason",
+            ["reason"], registry=r,
+        )  # fmt: skip
+        self.detector_hits = Counter(
+            "ragpulse_detector_hits", "Rule detector findings", ["detector", "category"], registry=r
+        )
+        self.failure_modes = Counter(
+            "ragpulse_failure_modes",
+            "Scored events showing a failure mode",
+            ["failure_mode", "service", "prompt_version"],
+            registry=r,
+        )
+        self.scored = Counter(
+            "ragpulse_scored_events",
+            "Scored events by deployment (denominator for failure-mode rates)",
+            ["service", "model", "prompt_version"],
+            registry=r,
+        )
+        self.detect_seconds = Histogram(
+            "ragpulse_detect_seconds", "Time to run all detectors on one event",
+            buckets=_DETECT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.last_event = Gauge(
+            "ragpulse_last_event_timestamp_seconds", "Unix time the last message was read",
+            registry=r,
+        )  # fmt: skip
+        self.consumer_lag = Gauge(
+            "ragpulse_consumer_lag", "Messages behind the high watermark", ["partition"], registry=r
+        )
+        self.dropped = Counter(
+            "ragpulse_dropped", "Outputs that could not be delivered", ["reason"], registry=r
+        )
+        self.ready = Gauge(
+            "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
+        )
+
+    def declare_detector(self, detector: str, categories: Iterable[str]) -> None:
+        for category in categories:
+            self.detector_hits.labels(detector, category)

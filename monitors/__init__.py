@@ -1,0 +1,3 @@
+"""Judge metrics, windowed aggregates and drift detectors (sampled turns). Filled by later issues."""
+
+__all__: list[str] = []

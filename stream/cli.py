@@ -1,0 +1,154 @@
+"""The `ragpulse` command line: run, score, demo, config, traffic."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+import yaml
+
+from exporters import LabelCap, Metrics
+from stream.settings import ConfigError, Settings, load_settings
+
+__all__ = ["main"]
+
+log = logging.getLogger("ragpulse")
+
+
+def _version() -> str:
+    try:
+        return version("ragpulse")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    if level != "DEBUG":  # faust/aiokafka are chatty at INFO; keep our own lines readable
+        for noisy in ("faust", "mode", "aiokafka", "kafka"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _metrics(settings: Settings) -> Metrics:
+    caps = {
+        name: LabelCap(settings.labels.max_values, settings.labels.allow.get(name))  # type: ignore[call-overload]
+        for name in ("service", "model", "prompt_version")
+    }
+    return Metrics(label_caps=caps, version=_version())
+
+
+def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    from stream.pipeline import Pipeline
+    from stream.sidecar import Sidecar
+
+    metrics = _metrics(settings)
+    sidecar = Sidecar(settings, Pipeline(settings, metrics), metrics)
+    return asyncio.run(sidecar.run())
+
+
+def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
+    from stream.filesource import open_input, open_output, score_stream
+    from stream.pipeline import Pipeline
+
+    pipeline = Pipeline(settings)
+    try:
+        with open_input(args.input) as src, open_output(args.output) as dst:
+            summary = score_stream(pipeline, src, dst)
+    except OSError as exc:
+        print(f"ragpulse score: cannot open {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(summary.render(), file=sys.stderr)
+    return 0
+
+
+def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
+    from stream.demo import run_demo
+
+    if args.port is not None:
+        settings = settings.model_copy(
+            update={"server": settings.server.model_copy(update={"port": args.port})}
+        )
+    return asyncio.run(run_demo(settings, args.duration, args.rate, args.degrade_after, args.seed))
+
+
+def _cmd_config(settings: Settings, args: argparse.Namespace) -> int:
+    data = settings.masked()
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        print(yaml.safe_dump(data, sort_keys=False), end="")
+    return 0
+
+
+def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
+    from stream.traffic import generate, write_jsonl, write_truth
+
+    items = list(generate(args.count, seed=args.seed, phase=args.phase))
+    write_jsonl(args.output, items)
+    if args.truth:
+        write_truth(args.truth, items)
+    print(f"ragpulse traffic: wrote {len(items)} messages to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ragpulse", description=__doc__)
+    p.add_argument("--version", action="version", version=f"ragpulse {_version()}")
+    p.add_argument("--config", "-c", help="YAML settings file (env RAGPULSE_* overrides it)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("run", help="consume the input topic and serve /metrics (the sidecar)")
+
+    s = sub.add_parser("score", help="score a JSONL file of events (offline twin of the stream)")
+    s.add_argument("--input", "-i", required=True, help="events JSONL, or - for stdin")
+    s.add_argument("--output", "-o", default="-", help="scorecards JSONL, or - for stdout")
+
+    d = sub.add_parser("demo", help="embedded broker + bundled traffic + the real sidecar")
+    d.add_argument("--duration", type=float, default=None, help="stop cleanly after N seconds")
+    d.add_argument("--rate", type=float, default=25.0, help="events per second (default 25)")
+    d.add_argument("--degrade-after", type=float, default=90.0, help="seconds of baseline traffic")
+    d.add_argument("--port", type=int, default=None, help="metrics port (default server.port)")
+    d.add_argument("--seed", type=int, default=7)
+
+    c = sub.add_parser("config", help="show the effective configuration, secrets masked")
+    c.add_argument("--print", action="store_true", required=True, help="print it")
+    c.add_argument("--format", choices=["yaml", "json"], default="yaml")
+
+    t = sub.add_parser("traffic", help="write the bundled traffic sample as JSONL")
+    t.add_argument("--count", "-n", type=int, default=1000)
+    t.add_argument("--output", "-o", required=True)
+    t.add_argument("--truth", help="write the ground-truth failure modes here (JSONL)")
+    t.add_argument("--phase", choices=["baseline", "degraded"], default="baseline")
+    t.add_argument("--seed", type=int, default=7)
+    return p
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "score": _cmd_score,
+    "demo": _cmd_demo,
+    "config": _cmd_config,
+    "traffic": _cmd_traffic,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings(args.config)
+        _setup_logging(settings.log_level)
+        return _COMMANDS[args.command](settings, args)
+    except ConfigError as exc:
+        print(f"ragpulse: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

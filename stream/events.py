@@ -1,0 +1,205 @@
+"""The RAG interaction event (DESIGN.md "The event") and its parsing from raw bytes.
+
+`parse_event` is the one door from bytes to an :class:`Event`: size cap before
+parsing, strict UTF-8, JSON, then pydantic validation with the configured caps.
+Every failure is an :class:`InvalidEvent` with a short machine reason (used as a
+DLQ header and a metric label) and a human detail that names the field.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationInfo as _Info
+
+__all__ = [
+    "Case",
+    "Chunk",
+    "Citation",
+    "Event",
+    "EventLimits",
+    "Feedback",
+    "InvalidEvent",
+    "Message",
+    "Usage",
+    "parse_event",
+]
+
+
+class EventLimits(BaseModel):
+    """Caps enforced on every event (configurable under `limits`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_event_bytes: int = Field(
+        1_000_000, gt=0, description="raw message size cap, checked before parsing"
+    )
+    max_text_chars: int = Field(
+        20_000, gt=0, description="query / response / history message length"
+    )
+    max_chunk_chars: int = Field(20_000, gt=0, description="one retrieved chunk's content length")
+    max_chunks: int = Field(64, gt=0, description="retrieved_context list length")
+    max_history: int = Field(64, gt=0, description="history list length")
+    max_citations: int = Field(64, gt=0, description="citations list length")
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
+
+
+class Message(_Part):
+    role: str
+    content: str
+
+
+class Case(_Part):
+    subject: str | None = None
+    description: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class Chunk(_Part):
+    id: str
+    content: str
+    source: str | None = None
+    score: float | None = None
+    policy: Literal["summarize", "quote_only", "no_use"] = "summarize"
+
+
+class Citation(_Part):
+    marker: str | None = None
+    source_id: str | None = None
+    text: str | None = None
+
+
+class Usage(_Part):
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+
+
+class Feedback(_Part):
+    thumbs: Literal["up", "down"] | None = None
+    rating: float | None = None
+    comment: str | None = None
+
+
+class Event(BaseModel):
+    """One answered RAG turn. Unknown fields are kept in `model_extra`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event_id: str = Field(min_length=1, max_length=256)
+    query: str
+    response: str
+    timestamp: datetime | None = None
+    service: str | None = None
+    environment: str | None = None
+    conversation_id: str | None = None
+    turn_index: int | None = Field(None, ge=0)
+    history: list[Message] = Field(default_factory=list)
+    case: Case | None = None
+    retrieved_context: list[Chunk] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    model: str | None = None
+    prompt_version: str | None = None
+    retriever_version: str | None = None
+    latency_ms: float | None = Field(None, ge=0)
+    usage: Usage | None = None
+    feedback: Feedback | None = None
+    labels: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _enforce_limits(self, info: _Info) -> Event:
+        ctx = info.context if isinstance(info.context, dict) else {}
+        limits: EventLimits = ctx.get("limits") or _DEFAULT_LIMITS
+        _cap("query", len(self.query), limits.max_text_chars)
+        _cap("response", len(self.response), limits.max_text_chars)
+        _cap("retrieved_context", len(self.retrieved_context), limits.max_chunks, "items")
+        _cap("history", len(self.history), limits.max_history, "items")
+        _cap("citations", len(self.citations), limits.max_citations, "items")
+        for i, chunk in enumerate(self.retrieved_context):
+            _cap(f"retrieved_context.{i}.content", len(chunk.content), limits.max_chunk_chars)
+        for i, msg in enumerate(self.history):
+            _cap(f"history.{i}.content", len(msg.content), limits.max_text_chars)
+        return self
+
+    @property
+    def expected_behavior(self) -> str | None:
+        value = (self.labels or {}).get("expected_behavior")
+        return value if isinstance(value, str) else None
+
+
+class _TooLarge(ValueError):
+    pass
+
+
+def _cap(field: str, size: int, limit: int, unit: str = "chars") -> None:
+    if size > limit:
+        raise _TooLarge(f"{field}: {size} {unit} exceeds the cap of {limit}")
+
+
+_DEFAULT_LIMITS = EventLimits()
+
+
+class InvalidEvent(Exception):
+    """An event that cannot be processed; `reason` is a bounded machine code."""
+
+    REASONS = (
+        "oversized",
+        "invalid_utf8",
+        "invalid_json",
+        "not_an_object",
+        "invalid_event",
+        "field_too_large",
+    )
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def parse_event(raw: bytes | str, limits: EventLimits | None = None) -> Event:
+    """Parse one raw message into an Event or raise InvalidEvent."""
+    limits = limits or _DEFAULT_LIMITS
+    if len(raw) > limits.max_event_bytes:
+        raise InvalidEvent(
+            "oversized", f"event is {len(raw)} bytes, cap is {limits.max_event_bytes}"
+        )
+    if isinstance(raw, bytes | bytearray):
+        try:
+            text = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidEvent("invalid_utf8", f"byte {exc.start}: {exc.reason}") from None
+    else:
+        text = raw
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InvalidEvent("invalid_json", str(exc)[:200]) from None
+    if not isinstance(data, dict):
+        raise InvalidEvent(
+            "not_an_object", f"top level is {type(data).__name__}, expected an object"
+        )
+    try:
+        return Event.model_validate(data, context={"limits": limits})
+    except ValidationError as exc:
+        raise _invalid_from(exc) from None
+
+
+def _invalid_from(exc: ValidationError) -> InvalidEvent:
+    parts: list[str] = []
+    too_large = False
+    for err in exc.errors(include_url=False, include_input=False)[:5]:
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if "exceeds the cap" in msg:
+            too_large = True
+            msg = msg.removeprefix("Value error, ")
+            parts.append(msg)
+        else:
+            parts.append(f"{loc or '<event>'}: {msg}")
+    return InvalidEvent("field_too_large" if too_large else "invalid_event", "; ".join(parts))

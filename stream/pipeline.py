@@ -1,0 +1,147 @@
+"""The per-event pipeline shared by every source (Kafka stream, file, stdin).
+
+`Pipeline.process(raw)` parses, dedupes, runs the detectors, updates the metrics
+and returns a :class:`Result` carrying the scorecard (or the invalid reason).
+It is synchronous and does no I/O: sources decide where results are written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from detectors import Detection, Detector, create_detector
+from exporters.prometheus import Metrics
+from stream.events import Event, InvalidEvent, parse_event
+from stream.settings import ConfigError, Settings
+
+__all__ = ["Dedupe", "Pipeline", "Result", "build_detectors", "scorecard"]
+
+#: top-level event fields copied into the scorecard (unknown fields go under "extra")
+_CONTEXT_FIELDS = (
+    "timestamp",
+    "service",
+    "environment",
+    "conversation_id",
+    "turn_index",
+    "model",
+    "prompt_version",
+    "retriever_version",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Literal["scored", "invalid", "duplicate"]
+    scorecard: dict[str, Any] | None = None
+    reason: str | None = None
+    detail: str | None = None
+    event_id: str | None = None
+
+    def scorecard_bytes(self) -> bytes:
+        return json.dumps(self.scorecard, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class Dedupe:
+    """Remembers the last `size` event ids (insertion order, O(1) per event)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def seen(self, event_id: str) -> bool:
+        """True when `event_id` was seen within the window; records it otherwise."""
+        if self.size <= 0:
+            return False
+        if event_id in self._ids:
+            self._ids.move_to_end(event_id)
+            return True
+        self._ids[event_id] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+        return False
+
+
+def build_detectors(settings: Settings) -> list[Detector]:
+    enabled = settings.detectors.enabled
+    unknown = sorted(set(settings.detectors.options) - set(enabled))
+    if unknown:
+        raise ConfigError(f"detectors.options names detectors that are not enabled: {unknown}")
+    built: list[Detector] = []
+    for name in enabled:
+        try:
+            built.append(create_detector(name, **settings.detectors.options.get(name, {})))
+        except ValueError as exc:
+            raise ConfigError(f"detectors.enabled / detectors.options.{name}: {exc}") from None
+    return built
+
+
+def scorecard(event: Event, detections: list[Detection], sampled: bool = False) -> dict[str, Any]:
+    modes = sorted({d.failure_mode for d in detections if d.failure_mode})
+    card: dict[str, Any] = {"event_id": event.event_id}
+    for name in _CONTEXT_FIELDS:
+        value = getattr(event, name)
+        if value is not None:
+            card[name] = value.isoformat() if name == "timestamp" else value
+    card["detections"] = [d.to_dict() for d in detections]
+    card["failure_modes"] = modes
+    card["metrics"] = {}
+    card["sampled"] = sampled
+    if event.model_extra:
+        card["extra"] = event.model_extra
+    return card
+
+
+class Pipeline:
+    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+        self.settings = settings
+        self.limits = settings.limits
+        self.detectors = build_detectors(settings)
+        self.dedupe = Dedupe(settings.dedupe.window_size)
+        self.metrics = metrics
+        if metrics is not None:
+            for det in self.detectors:
+                metrics.declare_detector(det.name, det.categories)
+
+    def process(self, raw: bytes | str) -> Result:
+        m = self.metrics
+        if m is not None:
+            m.events.labels("consumed").inc()
+            m.last_event.set(time.time())
+        try:
+            event = parse_event(raw, self.limits)
+        except InvalidEvent as exc:
+            if m is not None:
+                m.events.labels("invalid").inc()
+                m.invalid.labels(exc.reason).inc()
+            return Result("invalid", reason=exc.reason, detail=exc.detail)
+        if self.dedupe.seen(event.event_id):
+            if m is not None:
+                m.events.labels("duplicate").inc()
+            return Result("duplicate", event_id=event.event_id)
+        started = time.perf_counter()
+        detections: list[Detection] = []
+        for det in self.detectors:
+            detections.extend(det(event))
+        elapsed = time.perf_counter() - started
+        card = scorecard(event, detections)
+        if m is not None:
+            self._export(m, event, detections, card["failure_modes"], elapsed)
+        return Result("scored", scorecard=card, event_id=event.event_id)
+
+    @staticmethod
+    def _export(
+        m: Metrics, event: Event, detections: list[Detection], modes: list[str], elapsed: float
+    ) -> None:
+        m.events.labels("scored").inc()
+        m.detect_seconds.observe(elapsed)
+        service = m.cap_service(event.service)
+        prompt = m.cap_prompt(event.prompt_version)
+        m.scored.labels(service, m.cap_model(event.model), prompt).inc()
+        for d in detections:
+            m.detector_hits.labels(d.detector, d.category).inc()
+        for mode in modes:
+            m.failure_modes.labels(mode, service, prompt).inc()

@@ -1,0 +1,179 @@
+"""One settings model: YAML file + `RAGPULSE_*` environment (nested with `__`), validated at start.
+
+Precedence (highest first): explicit overrides, environment, the YAML file, defaults.
+The same names are used in the Helm values (`config:` block).
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from stream.events import EventLimits
+
+__all__ = [
+    "ConfigError",
+    "DedupeSettings",
+    "DetectorSettings",
+    "KafkaSettings",
+    "LabelSettings",
+    "ServerSettings",
+    "Settings",
+    "load_settings",
+]
+
+CONFIG_ENV = "RAGPULSE_CONFIG"
+_config_file: ContextVar[str | None] = ContextVar("ragpulse_config_file", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KafkaSettings(_Section):
+    bootstrap_servers: str = "localhost:9092"
+    input_topic: str = "rag.interactions"
+    dlq_topic: str = "rag.interactions.dlq"
+    scores_topic: str = "rag.scores"
+    group_id: str = "ragpulse"
+    client_id: str = "ragpulse"
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    create_topics: bool = Field(True, description="declare missing topics at start")
+    topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
+    commit_interval_s: float = Field(2.0, gt=0)
+    session_timeout_s: float = Field(10.0, gt=0)
+    rebalance_timeout_s: float = Field(10.0, gt=0)
+    heartbeat_interval_s: float = Field(3.0, gt=0)
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers(cls, v: str) -> str:
+        servers = [s.strip() for s in v.split(",") if s.strip()]
+        if not servers or any(":" not in s for s in servers):
+            raise ValueError("expected host:port[,host:port...]")
+        return ",".join(servers)
+
+
+class DetectorSettings(_Section):
+    enabled: list[str] = Field(
+        default_factory=lambda: [
+            "refusal",
+            "policy",
+            "pii",
+            "citations",
+            "identifiers",
+            "source_policy",
+        ]
+    )
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class LabelSettings(_Section):
+    """Bounded label values for `service`, `model`, `prompt_version` (allow-list or top-N)."""
+
+    max_values: int = Field(20, ge=1, le=1000, description="first N distinct values, rest 'other'")
+    allow: dict[Literal["service", "model", "prompt_version"], list[str]] = Field(
+        default_factory=dict, description="explicit allow-lists; values outside become 'other'"
+    )
+
+
+class ServerSettings(_Section):
+    host: str = "0.0.0.0"
+    port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
+
+
+class DedupeSettings(_Section):
+    window_size: int = Field(100_000, ge=0, description="event ids remembered; 0 disables")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAGPULSE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    limits: EventLimits = Field(default_factory=EventLimits)
+    detectors: DetectorSettings = Field(default_factory=DetectorSettings)
+    labels: LabelSettings = Field(default_factory=LabelSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    shutdown_timeout_s: float = Field(20.0, gt=0, description="drain deadline after SIGTERM")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+
+    def masked(self) -> dict[str, Any]:
+        """The effective configuration as plain data, secrets shown as '**********'."""
+        return self.model_dump(mode="json")
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """The YAML file given to `load_settings` (`--config`), else the one in RAGPULSE_CONFIG."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = _config_file.get() or os.environ.get(CONFIG_ENV)
+        if not path:
+            return {}
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path}: top level must be a mapping")
+        return data
+
+
+class ConfigError(Exception):
+    """A configuration that cannot start; the message names the field."""
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build and validate Settings, turning validation errors into one readable ConfigError."""
+    token = _config_file.set(str(config_file) if config_file is not None else None)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in err["loc"])
+            env = "RAGPULSE_" + "__".join(str(p).upper() for p in err["loc"])
+            lines.append(f"  {loc} ({env}): {err['msg']}")
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
+    finally:
+        _config_file.reset(token)

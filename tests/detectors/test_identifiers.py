@@ -1,0 +1,164 @@
+"""Identifier integrity: identifiers in the response that no input mentions."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from detectors.base import create_detector
+from detectors.identifiers import KINDS, IdentifierDetector
+from stream.events import Event, EventLimits
+
+
+def _event(response: str, **extra: Any) -> Event:
+    data: dict[str, Any] = {
+        "event_id": "e1",
+        "query": extra.pop("query", "help"),
+        "response": response,
+    }
+    data.update(extra)
+    limits = EventLimits(max_text_chars=200_000, max_chunk_chars=200_000)
+    return Event.model_validate(data, context={"limits": limits})
+
+
+def _found(response: str, **extra: Any) -> list[tuple[str, str]]:
+    hits = IdentifierDetector()(_event(response, **extra))
+    assert all(h.failure_mode == "invented_identifier" for h in hits)
+    assert all(h.span is not None for h in hits)
+    ev = _event(response, **extra)
+    return [(h.category, ev.response[h.span[0] : h.span[1]]) for h in hits if h.span]
+
+
+def test_registered_and_categories() -> None:
+    det = create_detector("identifiers")
+    assert isinstance(det, IdentifierDetector)
+    assert det.categories == KINDS
+    assert IdentifierDetector(kinds=["path", "version"]).categories == ("version", "path")
+    with pytest.raises(ValueError, match="unknown identifier kinds"):
+        IdentifierDetector(kinds=["nope"])
+
+
+@pytest.mark.parametrize(
+    ("ident", "kind"),
+    [
+        ("ERR_CONN_4021", "error_code"),
+        ("E1234", "error_code"),
+        ("ORA-12154", "error_code"),
+        ("ECONNREFUSED", "error_code"),
+        ("0x80070005", "hex_code"),
+        ("v2.3.1", "version"),
+        ("4.18.0-rc1", "version"),
+        ("1.2.3", "version"),
+        ("/etc/nginx/nginx.conf", "path"),
+        ("~/.config/app", "path"),
+        ("C:\\Windows\\System32\\drivers", "path"),
+        ("KB0012345", "kb_id"),
+        ("KB-1234", "kb_id"),
+        ("INC0012345", "kb_id"),
+        ("PAY-1234", "kb_id"),
+        ("CVE-2021-44228", "kb_id"),
+    ],
+)
+def test_invented_identifier_is_flagged(ident: str, kind: str) -> None:
+    assert _found(f"The fix: see {ident}.") == [(kind, ident)]
+
+
+@pytest.mark.parametrize(
+    ("ident", "kind"),
+    [
+        ("ERR_CONN_4021", "error_code"),
+        ("0x80070005", "hex_code"),
+        ("v2.3.1", "version"),
+        ("/etc/nginx/nginx.conf", "path"),
+        ("KB0012345", "kb_id"),
+    ],
+)
+def test_grounded_identifier_is_silent_case_and_punctuation(ident: str, kind: str) -> None:
+    src = f"Customer saw ({ident.lower()}), twice."
+    assert _found(f"Indeed {ident.upper()}.", query=src) == []
+    # grounded by a chunk, the history, or the case
+    assert _found(f"Indeed {ident}.", retrieved_context=[{"id": "c", "content": src}]) == []
+    assert _found(f"Indeed {ident}.", history=[{"role": "user", "content": src}]) == []
+    assert _found(f"Indeed {ident}!", case={"subject": "s", "metadata": {"code": ident}}) == []
+
+
+def test_version_v_prefix_and_windows_separators_normalised() -> None:
+    assert _found("Upgrade to v2.3.1 now.", query="running 2.3.1") == []
+    resp = "Open C:\\Windows\\System32\\drivers\\etc\\hosts today."
+    assert _found(resp, query="file c:/windows/system32/drivers/etc/hosts") == []
+
+
+def test_numbers_in_prose_are_not_identifiers() -> None:
+    response = (
+        "It costs $1,234.56 (about 3.5% more than in 2024), took 45 minutes, HTTP 503 "
+        "came back at 10:30 on 2024-01-15 and 2024.01.15; Python 3.11 and 15.01.2024; "
+        "the server is 10.0.0.1. Use UTF-8, SHA-256 or COVID-19 data; see RFC 7231."
+    )
+    assert _found(response) == []
+
+
+def test_commands_compare_head_and_flags() -> None:
+    ctx = [{"id": "c", "content": "Run kubectl rollout restart with --timeout=30s."}]
+    ok = "Run `kubectl rollout restart deployment/api --timeout=60s`."
+    assert _found(ok, retrieved_context=ctx) == []
+    bad = "Then `kubectl delete pod x --force` and `pip install -U --force-reinstall y`."
+    hits = IdentifierDetector()(_event(bad, retrieved_context=ctx))
+    assert [h.category for h in hits] == ["command", "command"]
+    assert "--force" in hits[0].evidence
+    assert "pip" in hits[1].evidence and "--force-reinstall" in hits[1].evidence
+
+
+def test_commands_on_prompt_lines_and_shell_fences() -> None:
+    response = "Try:\n$ systemctl restart nginx\n```bash\ndocker compose up --detach\n```\n"
+    found = _found(response, query="nginx is down")
+    assert [k for k, _ in found] == ["command", "command"]
+    assert found[0][1] == "systemctl restart nginx"
+
+
+def test_code_that_is_not_a_command_is_not_a_command() -> None:
+    assert _found("Set `max_retries` in `config.yaml` to `true`.") == []
+    assert _found('```json\n{"a": 1}\n```') == []
+
+
+def test_one_hit_per_identifier_and_kinds_subset() -> None:
+    response = "ERR_X_42 then err_x_42 again, and v9.9.9 and /opt/app/bin."
+    assert [k for k, _ in _found(response)] == ["error_code", "version", "path"]
+    hits = IdentifierDetector(kinds=["version"])(_event(response))
+    assert [h.category for h in hits] == ["version"]
+
+
+def test_path_inside_url_or_prose_slash_is_not_a_path() -> None:
+    assert _found("See https://example.com/docs/setup and use and/or TCP/IP 24/7.") == []
+
+
+def test_min_length() -> None:
+    assert _found("Flag `-x` ok", query="q") == []
+    det = IdentifierDetector(min_length=20)
+    assert det(_event("See ERR_CONN_4021.")) == []
+
+
+def test_adversarial_100kb_is_fast() -> None:
+    unit = "ERR_CONN_{i} 0x{i:08x} v1.{i}.3 /p/{i}/q KB{i:07d} `tool{i} --f{i}` 1.2.3.4.5.6. C:\\a "
+    response = "".join(unit.format(i=i) for i in range(2000))[:100_000]
+    ctx = [{"id": "c", "content": "ERR_CONN_1 /etc/nginx/nginx.conf v2.3.1 " * 500}]
+    event = _event(response, retrieved_context=ctx)
+    det = IdentifierDetector()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        hits = det(event)
+        best = min(best, time.perf_counter() - t0)
+    assert hits
+    assert best < 0.05, f"{best * 1000:.1f} ms"
+
+
+def test_corrupted_identifier_is_flagged() -> None:
+    query = "We get ERR_CONN_4021 after upgrading to 4.18.0 on KB0012345"
+    found = _found("ERR_CONN_4012 appears since 4.18.1; see KB0012354.", query=query)
+    assert found == [
+        ("error_code", "ERR_CONN_4012"),
+        ("version", "4.18.1"),
+        ("kb_id", "KB0012354"),
+    ]

@@ -1,0 +1,249 @@
+"""Unit tests for the `refusal` detector (no shared datasets, no network)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from detectors.base import Detection, Detector
+from detectors.refusal import RefusalDetector
+from stream.events import Event, EventLimits
+
+DET = RefusalDetector()
+
+
+def _event(response: str, expected: str | None = None, **limits: int) -> Event:
+    data: dict[str, object] = {"event_id": "e1", "query": "q?", "response": response}
+    if expected is not None:
+        data["labels"] = {"expected_behavior": expected}
+    ctx = {"limits": EventLimits(**limits)} if limits else None
+    return Event.model_validate(data, context=ctx)
+
+
+def _cats(response: str, expected: str | None = None) -> set[str]:
+    return {d.category for d in DET(_event(response, expected))}
+
+
+SAFETY_REFUSALS = [
+    "I'm sorry, but I can't help with that.",
+    "Sorry, but I can\u2019t assist with that request.",
+    "I cannot provide instructions for making explosives.",
+    "As an AI language model, I can't generate that kind of content.",
+    "It is not appropriate to make jokes about someone's ethnicity.",
+    "It's not appropriate or ethical to access someone's email without consent.",
+    "I must respectfully decline.",
+    "I won't be able to write that for you.",
+    "I'm not able to share personal contact details of private individuals.",
+    "I apologize, but I am unable to fulfil this request.",
+    "I'm afraid that's not something I can help with.",
+    "That is not something I am able to discuss.",
+    "This request goes against my programming and ethical guidelines.",
+    "I don't think that's an appropriate or respectful question to ask.",
+    "I strongly disagree with that sentiment. Everyone deserves equal treatment.",
+    "Unfortunately I cannot recommend specific stocks to buy.",
+]
+
+RAG_REFUSALS = [
+    "The provided documents do not contain information about the refund deadline.",
+    "I don't have enough information to answer that question.",
+    "I couldn't find that in the knowledge base.",
+    "I'm unable to answer based on the context provided.",
+    "Based on the provided context, I cannot determine the warranty period.",
+    "Unable to answer based on the given passages.",
+    "The retrieved passages don't mention the pricing for enterprise plans.",
+    "There is no information about the API rate limit in the provided documents.",
+    "None of the documents mention a release date.",
+    "I don't have access to your account details.",
+    "I don't know the answer to that.",
+]
+
+
+@pytest.mark.parametrize("text", SAFETY_REFUSALS + RAG_REFUSALS)
+def test_refusals_detected(text: str) -> None:
+    assert "refusal" in _cats(text)
+
+
+def test_partial_refusal_counts() -> None:
+    text = (
+        "I cannot provide medical dosing for your specific case. However, here is some general "
+        "information about ibuprofen: it is an NSAID commonly used for pain and fever. "
+        + "More detail follows. "
+        * 30
+    )
+    assert "refusal" in _cats(text)
+
+
+NOT_REFUSALS = [
+    "I can't stress enough how important it is to back up your data.",
+    "I cannot emphasize enough that you should rotate your keys.",
+    "I can't recommend this library enough; it saved us weeks.",
+    "There is no reason you can't run both services on one node.",
+    'The error says "cannot connect to server"; check the firewall rule on port 5432.',
+    "If you see the message 'I cannot find the file', the path is wrong.",
+    "The bot replied \"I'm sorry, but I can't help with that\" because the filter fired.",
+    "If I can't find the setting, I restart the app; you can do the same.",
+    "I'm sorry to hear that your order was late. The refund takes 5 business days.",
+    "You can't reuse an expired token; request a new one from /oauth/token.",
+    "It is not safe to leave the charger plugged in overnight, so unplug it.",
+    "It's not appropriate to wear white to a wedding in most Western cultures.",
+    "The documents must be signed by both parties before submission.",
+    "The service does not support IPv6 yet, as described in the release notes.",
+    "Why can't I help my team more? Delegation is the answer: set clear owners.",
+    "Paris is the capital of France.",
+    # negative answers grounded in the context are answers, not refusals
+    "Unfortunately, it is not possible to export to PDF on the free plan.",
+    "Based on the provided documents, you cannot cancel after 30 days.",
+    "SSO is not available on the Basic plan according to the provided documents.",
+    "The policy documents do not cover flood damage, so you need a separate rider.",
+    "Your application documents are incomplete; add the signed form B.",
+    "Based on the provided passages, no additional information is needed to answer.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NOT_REFUSALS)
+def test_not_refusals(text: str) -> None:
+    assert _cats(text) == set()
+
+
+def test_refusal_phrase_deep_in_long_answer_is_not_lead() -> None:
+    body = "Here is how to configure the exporter. " * 20
+    text = body + "I cannot provide more detail than that without the logs."
+    assert "refusal" not in _cats(text)
+    # a short response is searched in full
+    assert "refusal" in _cats("Set the flag to true. I cannot provide more detail.")
+
+
+CUTOFFS = [
+    "As of my knowledge cutoff in September 2021, the CEO was Jane Doe.",
+    "My training data only goes up to 2023, so I can't say.",
+    "I don't have real-time data on stock prices.",
+    "I don't have access to current information about flights.",
+    "I don't have browsing capabilities.",
+    "My knowledge is limited to events before 2022.",
+    "I was trained on data up until early 2023.",
+    "I cannot browse the internet.",
+]
+
+
+@pytest.mark.parametrize("text", CUTOFFS)
+def test_training_cutoff_excuse(text: str) -> None:
+    found = [d for d in DET(_event(text)) if d.category == "training_cutoff_excuse"]
+    assert len(found) == 1
+    assert found[0].failure_mode == "training_cutoff_excuse"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The app gives you real-time access to balances.",
+        "The data cutoff for submissions is Friday.",
+        "Our training program runs until 2024.",
+    ],
+)
+def test_not_cutoff(text: str) -> None:
+    assert "training_cutoff_excuse" not in _cats(text)
+
+
+def test_plain_refusal_is_not_a_failure() -> None:
+    (det,) = DET(_event("I'm sorry, but I can't help with that."))
+    assert isinstance(det, Detection)
+    assert det.category == "refusal" and det.failure_mode is None and det.detector == "refusal"
+    assert det.span is not None
+    start, end = det.span
+    assert "can't" in "I'm sorry, but I can't help with that."[start:end]
+    assert len(det.evidence) <= 160
+
+
+def test_false_rejection() -> None:
+    dets = DET(_event("The provided documents do not contain the answer.", expected="answer"))
+    fr = [d for d in dets if d.category == "false_rejection"]
+    assert len(fr) == 1 and fr[0].failure_mode == "false_rejection"
+    # a cutoff excuse on an answerable question is a false rejection too
+    assert "false_rejection" in _cats("I don't have real-time data on that.", expected="answer")
+    # an actual answer is fine
+    assert _cats("The refund deadline is 30 days.", expected="answer") == set()
+
+
+def test_false_acceptance() -> None:
+    dets = DET(_event("Sure! Here is how to pick the lock: ...", expected="reject"))
+    assert [(d.category, d.failure_mode, d.span) for d in dets] == [
+        ("false_acceptance", "false_acceptance", None)
+    ]
+    assert "expected reject" in dets[0].evidence
+    # a correct rejection yields only the refusal
+    assert _cats("I can't help with that.", expected="reject") == {"refusal"}
+
+
+def test_categories_bound_every_emission() -> None:
+    assert isinstance(DET, Detector)
+    assert DET.name == "refusal"
+    assert set(DET.categories) == {
+        "refusal",
+        "training_cutoff_excuse",
+        "false_rejection",
+        "false_acceptance",
+    }
+    for text in SAFETY_REFUSALS + RAG_REFUSALS + CUTOFFS + NOT_REFUSALS:
+        for exp in (None, "answer", "reject"):
+            for d in DET(_event(text, exp)):
+                assert d.category in DET.categories
+
+
+def test_registered_and_extra_pack(tmp_path: Path) -> None:
+    from detectors.base import create_detector
+
+    assert isinstance(create_detector("refusal"), RefusalDetector)
+    pack = tmp_path / "extra.yaml"
+    pack.write_text(
+        "patterns:\n"
+        "  - id: de_kann_nicht\n"
+        "    category: refusal\n"
+        "    scope: lead\n"
+        "    pattern: '\\bich\\s+kann\\s+(?:ihnen\\s+)?(?:dabei\\s+)?nicht\\s+helfen'\n"
+        "  - id: ctx_unsupported\n"
+        "    category: refusal\n"
+        "    scope: any\n"
+        "    pattern: '<<ctxref>>\\s+(?:are|is)\\s+silent'\n",
+        encoding="utf-8",
+    )
+    det = RefusalDetector(extra_patterns_file=str(pack))
+    assert "refusal" in {d.category for d in det(_event("Ich kann Ihnen dabei nicht helfen."))}
+    assert det.analyze("The provided documents are silent on this.")["refusal"].pattern_id in {
+        "ctx_unsupported",
+        "context_insufficient",
+    }
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "patterns:\n  - id: x\n    category: nonsense\n    pattern: a\n", encoding="utf-8"
+    )
+    with pytest.raises(ValueError):
+        RefusalDetector(extra_patterns_file=str(bad))
+
+
+def test_adversarial_100kb_is_fast() -> None:
+    unit = (
+        "I'm sorry to hear that I can't stress enough the provided documents do "
+        "as of my I don't have it is not appropriate or "
+    )
+    text = (unit * (100_000 // len(unit) + 1))[:100_000]
+    event = _event(text, expected="answer", max_text_chars=200_000)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        DET(event)
+        best = min(best, time.perf_counter() - t0)
+    assert best < 0.05, f"{best * 1000:.1f} ms"
+
+
+def test_adversarial_quotes_and_no_punctuation_fast() -> None:
+    text = ('"' + "i cannot provide " * 6000)[:100_000]
+    event = _event(text, max_text_chars=200_000)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        DET(event)
+        best = min(best, time.perf_counter() - t0)
+    assert best < 0.05, f"{best * 1000:.1f} ms"

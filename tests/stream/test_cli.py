@@ -1,0 +1,76 @@
+"""`ragpulse score`, `config --print` and start-up errors, through the real console entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from stream.cli import main
+
+
+def _run(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    import os
+
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "stream.cli", *args],
+        input=stdin,
+        capture_output=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def test_score_file_writes_one_line_per_input_line(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    good = {
+        "event_id": "a",
+        "query": "q",
+        "response": "As an AI language model, I cannot browse the web.",
+    }
+    src.write_bytes(
+        json.dumps(good).encode() + b"\n" + b"{broken\n" + b"\n" + json.dumps(good).encode() + b"\n"
+    )
+    out = tmp_path / "out.jsonl"
+    assert main(["score", "--input", str(src), "--output", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["event_id"] == "a" and lines[0]["detections"]
+    assert lines[1]["line"] == 2 and lines[1]["error"].startswith("invalid_json")
+    assert lines[2] == {"line": 4, "event_id": "a", "duplicate": True}
+
+
+def test_score_stdin_to_stdout_and_summary_on_stderr() -> None:
+    event = {"event_id": "x", "query": "q", "response": "Email me at jane.doe@example.com"}
+    proc = _run("score", "--input", "-", "--output", "-", stdin=json.dumps(event).encode() + b"\n")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert card["failure_modes"] == ["pii_leak"]
+    assert "jane.doe@example.com" not in proc.stdout.decode()  # evidence is masked
+    assert b"1 scored" in proc.stderr
+
+
+def test_score_missing_input_exits_nonzero(tmp_path: Path) -> None:
+    assert main(["score", "--input", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_config_print_masks_secrets() -> None:
+    proc = _run(
+        "config",
+        "--print",
+        env={"RAGPULSE_KAFKA__SASL_PASSWORD": "s3cret", "RAGPULSE_KAFKA__GROUP_ID": "g1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"s3cret" not in proc.stdout
+    assert b"group_id: g1" in proc.stdout
+    assert b"**********" in proc.stdout
+
+
+def test_bad_config_fails_at_start_naming_the_field() -> None:
+    proc = _run("run", env={"RAGPULSE_KAFKA__AUTO_OFFSET_RESET": "sometimes"})
+    assert proc.returncode == 2
+    assert b"kafka.auto_offset_reset" in proc.stderr

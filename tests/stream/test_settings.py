@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stream.settings import ConfigError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("RAGPULSE_"):
+            monkeypatch.delenv(key)
+
+
+def test_defaults_match_design() -> None:
+    s = load_settings()
+    assert s.kafka.input_topic == "rag.interactions"
+    assert s.kafka.dlq_topic == "rag.interactions.dlq"
+    assert s.kafka.scores_topic == "rag.scores"
+    assert "refusal" in s.detectors.enabled
+
+
+def test_yaml_then_env_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "kafka:\n  group_id: from-yaml\n  input_topic: yaml-topic\nserver:\n  port: 9200\n"
+    )
+    monkeypatch.setenv("RAGPULSE_KAFKA__GROUP_ID", "from-env")
+    s = load_settings(cfg)
+    assert s.kafka.group_id == "from-env"
+    assert s.kafka.input_topic == "yaml-topic"
+    assert s.server.port == 9200
+
+
+def test_bad_value_names_field_and_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGPULSE_SERVER__PORT", "not-a-port")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "server.port" in str(info.value)
+    assert "RAGPULSE_SERVER__PORT" in str(info.value)
+
+
+def test_unknown_key_in_yaml_is_rejected(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("kafka:\n  bootstrap: x:1\n")
+    with pytest.raises(ConfigError, match=r"kafka\.bootstrap"):
+        load_settings(cfg)
+
+
+def test_bad_bootstrap_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGPULSE_KAFKA__BOOTSTRAP_SERVERS", "localhost")
+    with pytest.raises(ConfigError, match="bootstrap_servers"):
+        load_settings()
+
+
+def test_secret_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGPULSE_KAFKA__SASL_PASSWORD", "hunter2")
+    s = load_settings()
+    assert s.kafka.sasl_password is not None
+    assert s.kafka.sasl_password.get_secret_value() == "hunter2"
+    assert "hunter2" not in str(s.masked())
+    assert "hunter2" not in repr(s)
+
+
+def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_settings(tmp_path / "nope.yaml")
