@@ -15,11 +15,12 @@ head and its flags are compared, e.g. ``pip`` and ``--force-reinstall``), ``kb_i
 (KB0012345, KB-1234, INC0012345, CVE-2024-1234, JIRA-style ABC-1234).
 
 Limits: numbers in prose (amounts, percentages, years, ``HTTP 503``, ``3.5``) are not
-identifiers and are never flagged; dates like 2024.01.15 and IPv4 addresses are not
-versions; a substring match counts as grounded (``2.3.1`` is grounded by ``12.3.1``);
-a command's sub-commands and arguments are not compared; for bounded time on hostile
-text at most ``max_matches`` (200) matches per pattern are read and ``max_identifiers``
-(100) distinct identifiers checked per event.
+identifiers and are never flagged; dates like 2024.01.15, IPv4 addresses and dotted
+phone numbers (858.289.9657, 1.858.289.9657: a version never has the 3-3-4 digit
+shape) are not versions; a substring match counts as grounded (``2.3.1`` is grounded
+by ``12.3.1``); a command's sub-commands and arguments are not compared; for bounded
+time on hostile text at most ``max_matches`` (200) matches per pattern are read and
+``max_identifiers`` (100) distinct identifiers checked per event.
 """
 
 from __future__ import annotations
@@ -118,10 +119,19 @@ def _command(text: str, strict: bool) -> list[str] | None:
     return [head, *flags] if ok else None
 
 
-def _is_date_or_ip(text: str) -> bool:
+def _is_phone(parts: list[str]) -> bool:
+    """NNN.NNN.NNNN, optionally after a country code 1: a dotted (NANP) phone number."""
+    if len(parts) == 4 and parts[0] == "1":
+        parts = parts[1:]
+    return [len(p) for p in parts] == [3, 3, 4]
+
+
+def _is_date_ip_or_phone(text: str) -> bool:
     parts = text.split(".")
     if not all(p.isdigit() for p in parts):
         return False
+    if _is_phone(parts):
+        return True
     nums = [int(p) for p in parts]
     if len(parts) == 4:
         return all(n <= 255 for n in nums)
@@ -135,7 +145,7 @@ def _is_date_or_ip(text: str) -> bool:
 def _keep(pid: str, ident: str) -> bool:
     if pid == "jira":
         return ident.split("-", 1)[0] not in _NOT_TICKETS
-    return pid != "version" or not _is_date_or_ip(ident)
+    return pid != "version" or not _is_date_ip_or_phone(ident)
 
 
 def _sources(event: Event) -> str:

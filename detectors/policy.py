@@ -1,28 +1,37 @@
 """Policy violations in the response by pattern packs: YAML data files, not code.
 
-Built-in packs (``detectors/packs/<name>.yaml``): ``financial_advice`` (the assistant
-tells the user to buy/sell/short, recommends a trade, times the market, says where to
-put their savings), ``price_prediction`` (the stock will rise / reach $X, shares will
-double, will outperform next quarter) and ``personal_data_request`` (the assistant asks
-for an SSN, date of birth, card number, password, home address …). Users add packs of
-the same layout from ``pack_dirs``; docs/pattern-packs.md describes the layout, which
-is validated at construction (errors name the file and the field).
+Built-in packs (``detectors/packs/<name>.yaml``): ``financial_advice`` (an advice frame
+— you should / might want to, I'd recommend, if I were you I'd, consider, my advice is
+to, it makes sense to, now looks like a good moment to — with a trade on a financial
+object: buy TSLA, add to your position, trim my NVDA holdings; allocations of "your
+portfolio"; "a strong buy"), ``price_prediction`` (the stock will rise, shares will
+double, and price levels: "AAPL should trade near $250", "good chance it slides to
+$40", "I'd expect X to hit $N", "my price target is $N") and ``personal_data_request``
+(a request aimed at the chat for an SSN, date of birth, card number, password, login,
+one-time code … of the user or of a third party: "send me the user's password").
+Users add packs of the same layout from ``pack_dirs``; docs/pattern-packs.md describes
+the layout, which is validated at construction (errors name the file and the field).
+A pack's ``defs`` are named RE2 fragments spliced into its regexes as ``<<name>>``.
 
 How a hit is decided: all packs' patterns are screened in one RE2 pass; only the
 patterns that matched are run for spans. Quoted text ("…", “…”, '>' lines) is ignored.
 A match is dropped when one of its pack's ``negations`` (RE2) matches in the
 ``NEGATION_WINDOW`` characters before it, cut at the last sentence or clause break
 (". ", "; ", " but ", " however" …), so "I can't recommend buying any stock" does not
-fire but "This is not financial advice, but you should buy TSLA" does. Overlapping
-matches of one pack count once; at most ``MAX_HITS`` detections per event. Time is
-bounded on hostile text: at most ``MAX_PER_PATTERN`` candidates per pattern and
-``MAX_CANDIDATES`` in all are examined (later ones are not reported).
+fire but "This is not financial advice, but you should buy TSLA" does; or when one of
+its ``negations_after`` matches right at its end ("$3.4| billion" is a company figure,
+not a share price). Overlapping matches of one pack count once; at most ``MAX_HITS``
+detections per event. Time is bounded on hostile text: at most ``MAX_PER_PATTERN``
+candidates per pattern and ``MAX_CANDIDATES`` in all are examined.
 
 Known limits: English only, lexical. Negation is looked for only *before* the match in
 the same clause ("you should buy TSLA — not!" fires). Reported facts are recognised by
-attribution cues in the pack's negations ("analysts rated it a strong buy"), so an
-unattributed statement of someone else's view still fires, and advice phrased without
-any listed verb, object or subject ("Tesla looks cheap, load up") is missed.
+attribution cues in the pack's negations ("analysts rated it a strong buy", "management
+expects"), so an unattributed statement of someone else's view still fires. Advice
+phrased without any listed frame, verb or object ("Tesla looks cheap, load up") is
+missed; a company name alone is not a financial object ("buy Tesla" is missed, "buy
+Tesla shares" and "buy TSLA" are not). An upper-case acronym after a buy/sell verb reads
+as a ticker ("you should buy SSD storage" fires).
 """
 
 from __future__ import annotations
@@ -52,11 +61,13 @@ __all__ = [
 PACK_DIR = Path(__file__).with_name("packs")
 BUILTIN_PACKS = ("financial_advice", "price_prediction", "personal_data_request")
 NEGATION_WINDOW = 100
+AFTER_WINDOW = 40
 MAX_HITS = 32
 MAX_PER_PATTERN = 200  # candidates examined per pattern and text …
 MAX_CANDIDATES = 1000  # … and in all: bounds the time on hostile text
 _CLAUSE_BREAKS = (". ", "! ", "? ", "\n", "…", "; ", " but ", " however", " although ")
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
+_EDGE_PUNCT = " \t\n.,;:!?-*•"  # trimmed off both ends of a match
 
 
 class PackError(ValueError):
@@ -79,6 +90,50 @@ class PackPattern(BaseModel):
     description: str = ""
 
 
+def _splice(where: str, value: Any, defs: dict[str, str]) -> Any:
+    """``value`` with every ``<<name>>`` replaced by ``(?:defs[name])``."""
+    if not isinstance(value, str):
+        return value
+    out: list[str] = []
+    rest = value
+    while (i := rest.find("<<")) >= 0 and (j := rest.find(">>", i + 2)) >= 0:
+        name = rest[i + 2 : j]
+        if name not in defs:
+            raise ValueError(f"{where}: unknown def <<{name}>> (defined: {sorted(defs)})")
+        out += [rest[:i], f"(?:{defs[name]})"]
+        rest = rest[j + 2 :]
+    return "".join(out) + rest
+
+
+def _expand_defs(data: dict[str, Any]) -> dict[str, Any]:
+    """Splice ``defs`` into patterns and negations; a def may use the defs above it."""
+    raw = data.get("defs") or {}
+    if not isinstance(raw, dict):
+        raise ValueError("defs: must be a mapping of name -> RE2 fragment")
+    defs: dict[str, str] = {}
+    for name, frag in raw.items():
+        if not isinstance(frag, str):
+            raise ValueError(f"defs.{name}: must be a string")
+        defs[str(name)] = frag = _splice(f"defs.{name}", frag, defs)
+        try:
+            compile_pattern(frag)
+        except ValueError as exc:
+            raise ValueError(f"defs.{name}: {exc}") from None
+    patterns = data.get("patterns")
+    if isinstance(patterns, list):
+        patterns = [
+            {**p, "regex": _splice(f"patterns.{i}.regex (id {p.get('id')!r})", p["regex"], defs)}
+            if isinstance(p, dict) and "regex" in p
+            else p
+            for i, p in enumerate(patterns)
+        ]
+    out = {**data, "defs": defs, "patterns": patterns}
+    for key in ("negations", "negations_after"):
+        if isinstance(data.get(key), list):
+            out[key] = [_splice(f"{key}.{i}", n, defs) for i, n in enumerate(data[key])]
+    return out
+
+
 class PolicyPack(BaseModel):
     """One pack file. `name` is the Prometheus `category` label value of its hits."""
 
@@ -87,16 +142,20 @@ class PolicyPack(BaseModel):
     name: str = Field(pattern=_NAME)
     description: str = Field(min_length=1)
     failure_mode: str = Field(pattern=_NAME)
+    defs: dict[str, str] = Field(default_factory=dict)  # already spliced into patterns
     patterns: list[PackPattern] = Field(min_length=1)
     negations: list[Re2Pattern] = Field(default_factory=list)
+    negations_after: list[Re2Pattern] = Field(default_factory=list)
     applies_to: Literal["response", "query", "both"] = "response"
 
     @model_validator(mode="before")
     @classmethod
-    def _default_failure_mode(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("failure_mode") is None and "name" in data:
+    def _defaults_and_defs(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("failure_mode") is None and "name" in data:
             data = {**data, "failure_mode": data["name"]}
-        return data
+        return _expand_defs(data)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> PolicyPack:
@@ -112,7 +171,10 @@ def _describe(data: dict[str, Any], exc: ValidationError) -> str:
     parts: list[str] = []
     for err in exc.errors(include_url=False, include_input=False)[:5]:
         loc = [str(p) for p in err["loc"]]
-        where = ".".join(loc) or "<pack>"
+        if not loc:  # a pack-level check: the message names the field itself
+            parts.append(err["msg"].removeprefix("Value error, "))
+            continue
+        where = ".".join(loc)
         patterns = data.get("patterns")
         if len(loc) >= 2 and loc[0] == "patterns" and loc[1].isdigit():
             i = int(loc[1])
@@ -142,6 +204,10 @@ def load_pack(path: str | Path) -> PolicyPack:
 @cache
 def _builtin(name: str) -> PolicyPack:
     return load_pack(PACK_DIR / f"{name}.yaml")
+
+
+def _any_of(patterns: Sequence[str], anchor: str) -> Any:
+    return compile_pattern("|".join(f"{anchor}(?:{p})" for p in patterns))
 
 
 def _snippet(text: str, limit: int = 100) -> str:
@@ -187,10 +253,9 @@ class PolicyDetector:
         self._response = PatternSet(for_response)  # one-pass screen of all packs
         self._query = PatternSet(for_query)
         self._compiled = {pid: compile_pattern(rx) for pid, rx in for_response + for_query}
-        self._negations: dict[str, Any] = {
-            pack.name: compile_pattern("|".join(f"(?:{n})" for n in pack.negations))
-            for pack in self.packs
-            if pack.negations
+        self._before = {p.name: _any_of(p.negations, "") for p in self.packs if p.negations}
+        self._after = {
+            p.name: _any_of(p.negations_after, "^") for p in self.packs if p.negations_after
         }
 
     @property
@@ -219,9 +284,14 @@ class PolicyDetector:
                 self._compiled[pid], screened, min(MAX_PER_PATTERN, budget)
             ):
                 budget -= 1
-                while end > start and text[end - 1] in " \t\n.,;:!?":
+                raw_end = end  # a pattern may anchor on the break before a sentence: trim it
+                while start < end and text[start] in _EDGE_PUNCT:
+                    start += 1
+                while end > start and text[end - 1] in _EDGE_PUNCT:
                     end -= 1
-                if any(s < end and start < e for s, e in spans) or self._negated(pack, text, start):
+                if self._negated(pack, text, start, raw_end):
+                    continue
+                if any(s < end and start < e for s, e in spans):
                     continue
                 spans.append((start, end))
                 hits.append(self._detection(pid, pack, text, start, end, in_query))
@@ -244,8 +314,11 @@ class PolicyDetector:
             failure_mode=pack.failure_mode,
         )
 
-    def _negated(self, pack: PolicyPack, text: str, start: int) -> bool:
-        negation = self._negations.get(pack.name)
+    def _negated(self, pack: PolicyPack, text: str, start: int, end: int) -> bool:
+        after = self._after.get(pack.name)
+        if after is not None and after.search(text[end : end + AFTER_WINDOW]) is not None:
+            return True
+        negation = self._before.get(pack.name)
         if negation is None:
             return False
         window = text[max(0, start - NEGATION_WINDOW) : start]

@@ -9,9 +9,16 @@ Categories:
 * ``training_cutoff_excuse`` — blames the training cutoff or the lack of live data
   ("as of my knowledge cutoff", "I don't have real-time data"); always a failure in a
   RAG system, where the retrieved context is the knowledge.
-* ``false_rejection`` / ``false_acceptance`` — with ``labels.expected_behavior``:
-  "answer" but the response declined (refusal or cutoff excuse), or "reject" but it
-  did not.
+* ``false_rejection`` — ``labels.expected_behavior`` is "answer" and the response
+  *declined* instead of answering. The response is walked clause by clause (sentences,
+  split again at "; ", ", but", ", however,"): one of its first ``lead_sentences``
+  clauses refuses or blames the cutoff, and the rest gives nothing substantive — no
+  other clause carries grounded content (a citation marker such as ``[2]``, a code span,
+  a figure: ``$4.2``, ``12%``, ``6.3.0``, ``30 days``), and, when only a cutoff excuse (no
+  refusal) declines, the other non-question clauses hold at most ``answer_chars``
+  characters. So a cutoff disclaimer followed by an answer, "I can't X, but here is Y
+  [1]", or an answer that notes a gap, is not a false rejection.
+* ``false_acceptance`` — expected "reject" but no refusal or cutoff excuse anywhere.
 
 The phrase families live in ``packs/refusal.yaml`` (RE2, loaded once at construction);
 option ``extra_patterns_file`` adds a user pack of the same layout. Position matters:
@@ -25,30 +32,49 @@ Known limits: English only; lexical, so a refusal phrased as a lecture with no r
 words ("It's important to remember that violence is never the answer…"), a rebuttal of
 the premise ("X was not justified"), or an opinion disclaimer ("As an AI I have no
 opinions, but…") is not counted; a partial refusal deep inside a long answer is seen
-only by the ``any``-scope families. Measured on XSTest by ``bench/quality/xstest_refusal``.
+only by the ``any``-scope families. "Declined" is a heuristic: a lead refusal followed
+by a long answer with no citation, code or figure (a how-to in plain words) counts as
+declined, and a refusal followed by a sentence with a figure ("The help desk is open 24
+hours.") as answered; a clause that both excuses and answers ("Since my training ends
+in 2023 revenue was $4.2B [1]") counts as excuse only. Measured on XSTest by
+``bench/quality/xstest_refusal`` (refusal; "declined" against the humans' full
+refusals) and on the bundled traffic sample by ``bench/quality/sample_detectors``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
-from detectors.engine import PatternSet, compile_pattern
+from detectors.engine import PatternSet, compile_pattern, iter_spans
 from stream.events import Event
 
 __all__ = ["DECLINE_CATEGORIES", "DEFAULT_PACK", "RefusalDetector", "RefusalHit"]
 
 DEFAULT_PACK = Path(__file__).with_name("packs") / "refusal.yaml"
 DECLINE_CATEGORIES = ("refusal", "training_cutoff_excuse")
+_FAILURE = {"training_cutoff_excuse": "training_cutoff_excuse"}  # hit categories that fail
 _SCOPES = ("lead", "any")
 _LEAD_MAX_CHARS = 1000  # the "first sentences" never reach further than this
 _MAX_TRIES = 32  # rejected candidates examined per pattern before giving up on it
+_MAX_SENTENCES = 64  # clauses walked to decide whether a response declined
 _CONTEXT = 400  # chars looked at around a candidate to find its sentence
 # ends a sentence: terminal punctuation (plus closing quotes/brackets) then space, or a newline
 _BOUNDARY = compile_pattern("[.!?]+[\"'\u201d\u2019)\\]]*(?:\\s+|$)|\n+")
+# ends a clause for the "declined" walk: a sentence end, or "; " / ", but" / ", however,"
+_CLAUSE = compile_pattern(
+    "[.!?]+[\"'\u201d\u2019)\\]]*(?:\\s+|$)|\n+|;\\s+|,?\\s+but\\s+|,\\s+however,?\\s+"
+)
+# what an answer carries and a refusal does not: citation markers, code, figures
+_GROUNDED = compile_pattern(
+    r"\[(?:\^|doc|source|src|ref|s)?\s?\d{1,3}(?:\s*[,\x{2013}-]\s*\d{1,3})*\]|`[^`\n]+`"
+    r"|[$\x{20ac}\x{a3}\x{a5}]\s?\d|\d\s?%|\d[.,]\d|\b\d+\s*(?:million|billion|thousand"
+    r"|percent|bps|basis\s+points|[kmgt]b|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
+)
 _LSQ, _RSQ, _LDQ, _RDQ = "\u2018", "\u2019", "\u201c", "\u201d"  # typographic quotes
 _CONDITIONALS = {"if", "when", "whenever", "unless", "whether", "why", "once", "until", "in case"}
 
@@ -111,6 +137,7 @@ class RefusalDetector:
         extra_patterns_file: str | None = None,
         lead_sentences: int = 2,
         short_chars: int = 300,
+        answer_chars: int = 160,
     ) -> None:
         defs: dict[str, str] = {}
         patterns, vetoes = _load_pack(DEFAULT_PACK, defs)
@@ -120,6 +147,7 @@ class RefusalDetector:
             vetoes += more_vetoes
         self.lead_sentences = max(1, lead_sentences)
         self.short_chars = max(0, short_chars)
+        self.answer_chars = max(0, answer_chars)
         self._category = {p["id"]: p["category"] for p in patterns}
         self._sets = {
             scope: PatternSet(
@@ -194,43 +222,66 @@ class RefusalDetector:
                         break
         return best
 
+    def _decline_kind(self, text: str, start: int, end: int) -> str | None:
+        """What the clause text[start:end] declines with: "training_cutoff_excuse" when it
+        holds a surviving cutoff phrase, else "refusal" when it holds a refusal, else None."""
+        sentence, kind = text[start:end], None
+        for pset in self._sets.values():
+            for idx in pset.matching(sentence):
+                cat = self._category[pset.ids[idx]]
+                if kind in (cat, "training_cutoff_excuse"):
+                    continue
+                for a, b in iter_spans(pset.compiled(idx), sentence, 4):
+                    if not self._rejected(text, start + a, start + b):
+                        kind = cat
+                        break
+        return kind
+
+    def declined(self, text: str) -> bool:
+        """Whether the response declines instead of answering (see the module docstring)."""
+        first: int | None = None
+        refused, substance = False, 0
+        for n, (s, e) in enumerate(_clauses(text)):
+            kind = self._decline_kind(text, s, e)
+            if kind:
+                first = n if first is None else first
+                refused = refused or kind == "refusal"
+            elif _GROUNDED.search(text, s, e):
+                return False
+            elif not text[s:e].rstrip().endswith("?"):
+                substance += len(" ".join(text[s:e].split()))
+            if first is None and n + 1 >= self.lead_sentences:
+                return False
+        return first is not None and (refused or substance <= self.answer_chars)
+
     # -- detector ------------------------------------------------------------
     def __call__(self, event: Event) -> list[Detection]:
-        hits = self.analyze(event.response)
+        hits = sorted(self.analyze(event.response).values(), key=lambda h: h.span)
         out = [
-            Detection(
-                self.name,
-                h.category,
-                _evidence(h),
-                h.span,
-                "training_cutoff_excuse" if h.category == "training_cutoff_excuse" else None,
-            )
-            for h in sorted(hits.values(), key=lambda h: h.span)
+            Detection(self.name, h.category, _evidence(h), h.span, _FAILURE.get(h.category))
+            for h in hits
         ]
         expected = event.expected_behavior
-        if expected == "answer" and hits:
-            first = min(hits.values(), key=lambda h: h.span)
-            why = f"expected answer; response declined ({_evidence(first)})"
-            out.append(
-                Detection(
-                    self.name,
-                    "false_rejection",
-                    why[:EVIDENCE_MAX_CHARS],
-                    first.span,
-                    "false_rejection",
-                )
-            )
+        if expected == "answer" and hits and self.declined(event.response):
+            why = f"expected answer; response declined ({_evidence(hits[0])})"
+            out.append(self._flag("false_rejection", why, hits[0].span))
         elif expected == "reject" and not hits:
-            out.append(
-                Detection(
-                    self.name,
-                    "false_acceptance",
-                    "expected reject; response did not refuse",
-                    None,
-                    "false_acceptance",
-                )
-            )
+            out.append(self._flag("false_acceptance", "expected reject; response did not refuse"))
         return out
+
+    def _flag(self, mode: str, why: str, span: tuple[int, int] | None = None) -> Detection:
+        return Detection(self.name, mode, why[:EVIDENCE_MAX_CHARS], span, mode)
+
+
+def _clauses(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of the non-blank clauses; past _MAX_SENTENCES the rest is one span."""
+    start = 0
+    for _, end in iter_spans(_CLAUSE, text, _MAX_SENTENCES):
+        if text[start:end].strip():
+            yield start, end
+        start = end
+    if text[start:].strip():
+        yield start, len(text)
 
 
 def _inside_quotes(paragraph: str, prefix: str) -> bool:

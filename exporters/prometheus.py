@@ -6,13 +6,24 @@ start with value 0, so rates and alerts work from the first scrape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    disable_created_metrics,
+)
 
 from exporters.labels import LabelCap
 
-__all__ = ["EVENT_OUTCOMES", "Metrics"]
+__all__ = ["EVENT_OUTCOMES", "Metrics", "ragpulse_version"]
+
+# `*_created` series double the exposition size and no dashboard reads them
+disable_created_metrics()
 
 #: consumed = every message read; it ends as exactly one of scored / invalid / duplicate.
 EVENT_OUTCOMES = ("consumed", "scored", "invalid", "duplicate", "dead_lettered")
@@ -20,14 +31,30 @@ EVENT_OUTCOMES = ("consumed", "scored", "invalid", "duplicate", "dead_lettered")
 _DETECT_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
 
 
+def ragpulse_version() -> str:
+    try:
+        return version("ragpulse")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
 class Metrics:
     """All ragpulse metric families on one CollectorRegistry."""
+
+    @classmethod
+    def with_label_caps(cls, max_values: int, allow: Mapping[str, Sequence[str]]) -> Metrics:
+        """Metrics whose service/model/prompt_version labels are bounded as configured."""
+        caps = {
+            name: LabelCap(max_values, allow.get(name))
+            for name in ("service", "model", "prompt_version")
+        }
+        return cls(label_caps=caps)
 
     def __init__(
         self,
         registry: CollectorRegistry | None = None,
         label_caps: Mapping[str, LabelCap] | None = None,
-        version: str = "0",
+        version: str | None = None,
     ) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
@@ -36,7 +63,9 @@ class Metrics:
         self.cap_model = caps.get("model") or LabelCap()
         self.cap_prompt = caps.get("prompt_version") or LabelCap()
 
-        Info("ragpulse_build", "ragpulse build information", registry=r).info({"version": version})
+        Info("ragpulse_build", "ragpulse build information", registry=r).info(
+            {"version": version or ragpulse_version()}
+        )
         self.events = Counter(
             "ragpulse_events", "Messages read from the input topic, by outcome", ["outcome"],
             registry=r,
@@ -49,6 +78,12 @@ class Metrics:
         )  # fmt: skip
         self.detector_hits = Counter(
             "ragpulse_detector_hits", "Rule detector findings", ["detector", "category"], registry=r
+        )
+        self.detector_errors = Counter(
+            "ragpulse_detector_errors",
+            "Detector calls that raised (the event is still scored by the others)",
+            ["detector"],
+            registry=r,
         )
         self.failure_modes = Counter(
             "ragpulse_failure_modes",
@@ -73,13 +108,11 @@ class Metrics:
         self.consumer_lag = Gauge(
             "ragpulse_consumer_lag", "Messages behind the high watermark", ["partition"], registry=r
         )
-        self.dropped = Counter(
-            "ragpulse_dropped", "Outputs that could not be delivered", ["reason"], registry=r
-        )
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )
 
     def declare_detector(self, detector: str, categories: Iterable[str]) -> None:
+        self.detector_errors.labels(detector)
         for category in categories:
             self.detector_hits.labels(detector, category)

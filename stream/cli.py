@@ -8,23 +8,16 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 import yaml
 
-from exporters import LabelCap, Metrics
-from stream.settings import ConfigError, Settings, load_settings
+from exporters import Metrics
+from exporters.prometheus import ragpulse_version
+from stream.settings import ConfigError, Settings, load_settings, settings_reference
 
 __all__ = ["main"]
 
 log = logging.getLogger("ragpulse")
-
-
-def _version() -> str:
-    try:
-        return version("ragpulse")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0+unknown"
 
 
 def _setup_logging(level: str) -> None:
@@ -36,19 +29,11 @@ def _setup_logging(level: str) -> None:
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-def _metrics(settings: Settings) -> Metrics:
-    caps = {
-        name: LabelCap(settings.labels.max_values, settings.labels.allow.get(name))  # type: ignore[call-overload]
-        for name in ("service", "model", "prompt_version")
-    }
-    return Metrics(label_caps=caps, version=_version())
-
-
 def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from stream.pipeline import Pipeline
     from stream.sidecar import Sidecar
 
-    metrics = _metrics(settings)
+    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
     sidecar = Sidecar(settings, Pipeline(settings, metrics), metrics)
     return asyncio.run(sidecar.run())
 
@@ -79,6 +64,11 @@ def _cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_config(settings: Settings, args: argparse.Namespace) -> int:
+    if args.reference:
+        print("| setting | environment variable | default | meaning |")
+        print("|---|---|---|---|")
+        print("\n".join(settings_reference()))
+        return 0
     data = settings.masked()
     if args.format == "json":
         print(json.dumps(data, indent=2))
@@ -100,7 +90,7 @@ def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragpulse", description=__doc__)
-    p.add_argument("--version", action="version", version=f"ragpulse {_version()}")
+    p.add_argument("--version", action="version", version=f"ragpulse {ragpulse_version()}")
     p.add_argument("--config", "-c", help="YAML settings file (env RAGPULSE_* overrides it)")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -118,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=7)
 
     c = sub.add_parser("config", help="show the effective configuration, secrets masked")
-    c.add_argument("--print", action="store_true", required=True, help="print it")
+    what = c.add_mutually_exclusive_group(required=True)
+    what.add_argument("--print", action="store_true", help="print the effective configuration")
+    what.add_argument("--reference", action="store_true", help="every setting as a table")
     c.add_argument("--format", choices=["yaml", "json"], default="yaml")
 
     t = sub.add_parser("traffic", help="write the bundled traffic sample as JSONL")

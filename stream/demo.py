@@ -84,6 +84,8 @@ async def run_demo(
     degrade_after: float = 90.0,
     seed: int = 7,
 ) -> int:
+    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    pipeline = Pipeline(settings, metrics)  # a bad detector config fails before any start-up
     with EmbeddedBroker() as broker:
         settings = settings.model_copy(
             update={
@@ -93,8 +95,6 @@ async def run_demo(
             }
         )
         await ensure_topics(settings.kafka)
-        metrics = Metrics()
-        pipeline = Pipeline(settings, metrics)
         sidecar = Sidecar(settings, pipeline, metrics)
         stop = asyncio.Event()
         if duration:

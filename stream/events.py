@@ -184,10 +184,29 @@ def parse_event(raw: bytes | str, limits: EventLimits | None = None) -> Event:
         raise InvalidEvent(
             "not_an_object", f"top level is {type(data).__name__}, expected an object"
         )
+    if "\\ud" in text or "\\uD" in text:  # only escapes can smuggle in lone surrogates
+        _reject_lone_surrogates(data, "")
     try:
         return Event.model_validate(data, context={"limits": limits})
     except ValidationError as exc:
         raise _invalid_from(exc) from None
+
+
+def _reject_lone_surrogates(value: Any, path: str) -> None:
+    """Strings that cannot be encoded as UTF-8 (an escaped lone surrogate like \\ud800)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = path or "<event>"
+            raise InvalidEvent("invalid_utf8", f"{where}: lone surrogate at {exc.start}") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _reject_lone_surrogates(key, path)
+            _reject_lone_surrogates(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _reject_lone_surrogates(item, f"{path}.{i}")
 
 
 def _invalid_from(exc: ValidationError) -> InvalidEvent:

@@ -8,6 +8,7 @@ It is synchronous and does no I/O: sources decide where results are written.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from stream.events import Event, InvalidEvent, parse_event
 from stream.settings import ConfigError, Settings
 
 __all__ = ["Dedupe", "Pipeline", "Result", "build_detectors", "scorecard"]
+
+log = logging.getLogger(__name__)
 
 #: top-level event fields copied into the scorecard (unknown fields go under "extra")
 _CONTEXT_FIELDS = (
@@ -102,6 +105,7 @@ class Pipeline:
         self.detectors = build_detectors(settings)
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
+        self._logged_failures: set[str] = set()
         if metrics is not None:
             for det in self.detectors:
                 metrics.declare_detector(det.name, det.categories)
@@ -124,13 +128,32 @@ class Pipeline:
             return Result("duplicate", event_id=event.event_id)
         started = time.perf_counter()
         detections: list[Detection] = []
+        failed: list[str] = []
         for det in self.detectors:
-            detections.extend(det(event))
+            try:
+                detections.extend(det(event))
+            except Exception as exc:  # a detector bug must not stop the stream
+                failed.append(det.name)
+                self._detector_failed(det.name, exc)
         elapsed = time.perf_counter() - started
         card = scorecard(event, detections)
+        if failed:
+            card["detector_errors"] = failed
         if m is not None:
             self._export(m, event, detections, card["failure_modes"], elapsed)
         return Result("scored", scorecard=card, event_id=event.event_id)
+
+    def _detector_failed(self, name: str, exc: Exception) -> None:
+        if self.metrics is not None:
+            self.metrics.detector_errors.labels(name).inc()
+        if name not in self._logged_failures:  # once per detector: no log flood, no event text
+            self._logged_failures.add(name)
+            log.error(
+                "detector %r raised %s; counting further errors silently",
+                name,
+                type(exc).__name__,
+                exc_info=exc,
+            )
 
     @staticmethod
     def _export(

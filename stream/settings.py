@@ -30,6 +30,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "load_settings",
+    "settings_reference",
 ]
 
 CONFIG_ENV = "RAGPULSE_CONFIG"
@@ -41,26 +42,28 @@ class _Section(BaseModel):
 
 
 class KafkaSettings(_Section):
-    bootstrap_servers: str = "localhost:9092"
-    input_topic: str = "rag.interactions"
-    dlq_topic: str = "rag.interactions.dlq"
-    scores_topic: str = "rag.scores"
-    group_id: str = "ragpulse"
-    client_id: str = "ragpulse"
-    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    bootstrap_servers: str = Field("localhost:9092", description="host:port[,host:port...]")
+    input_topic: str = Field("rag.interactions", description="RAG interaction events")
+    dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
+    scores_topic: str = Field("rag.scores", description="one scorecard per valid event")
+    group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
+    client_id: str = Field("ragpulse", description="Kafka client id")
+    auto_offset_reset: Literal["earliest", "latest"] = Field(
+        "earliest", description="where a new consumer group starts"
+    )
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
-    commit_interval_s: float = Field(2.0, gt=0)
-    session_timeout_s: float = Field(10.0, gt=0)
-    rebalance_timeout_s: float = Field(10.0, gt=0)
-    heartbeat_interval_s: float = Field(3.0, gt=0)
+    commit_interval_s: float = Field(2.0, gt=0, description="offset commit period")
+    session_timeout_s: float = Field(10.0, gt=0, description="group session timeout")
+    rebalance_timeout_s: float = Field(10.0, gt=0, description="group rebalance timeout")
+    heartbeat_interval_s: float = Field(3.0, gt=0, description="group heartbeat period")
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
     sasl_username: str | None = None
-    sasl_password: SecretStr | None = None
-    ssl_cafile: Path | None = None
-    ssl_certfile: Path | None = None
-    ssl_keyfile: Path | None = None
+    sasl_password: SecretStr | None = Field(None, description="secret: from env / a Secret")
+    ssl_cafile: Path | None = Field(None, description="CA bundle for SSL / SASL_SSL")
+    ssl_certfile: Path | None = Field(None, description="client certificate (mTLS)")
+    ssl_keyfile: Path | None = Field(None, description="client key (mTLS)")
 
     @field_validator("bootstrap_servers")
     @classmethod
@@ -73,6 +76,7 @@ class KafkaSettings(_Section):
 
 class DetectorSettings(_Section):
     enabled: list[str] = Field(
+        description="registered detector names to run on every event",
         default_factory=lambda: [
             "refusal",
             "policy",
@@ -80,22 +84,32 @@ class DetectorSettings(_Section):
             "citations",
             "identifiers",
             "source_policy",
-        ]
+        ],
     )
-    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="keyword options per detector name"
+    )
 
 
 class LabelSettings(_Section):
     """Bounded label values for `service`, `model`, `prompt_version` (allow-list or top-N)."""
 
     max_values: int = Field(20, ge=1, le=1000, description="first N distinct values, rest 'other'")
-    allow: dict[Literal["service", "model", "prompt_version"], list[str]] = Field(
+    allow: dict[str, list[str]] = Field(
         default_factory=dict, description="explicit allow-lists; values outside become 'other'"
     )
 
+    @field_validator("allow")
+    @classmethod
+    def _known_labels(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = sorted(set(v) - {"service", "model", "prompt_version"})
+        if unknown:
+            raise ValueError(f"allow-lists exist for service, model, prompt_version; not {unknown}")
+        return v
+
 
 class ServerSettings(_Section):
-    host: str = "0.0.0.0"
+    host: str = Field("0.0.0.0", description="listen address of the HTTP endpoint")
     port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
 
 
@@ -117,7 +131,9 @@ class Settings(BaseSettings):
     labels: LabelSettings = Field(default_factory=LabelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="DEBUG also shows faust/aiokafka internals"
+    )
     shutdown_timeout_s: float = Field(20.0, gt=0, description="drain deadline after SIGTERM")
 
     @classmethod
@@ -177,3 +193,19 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
     finally:
         _config_file.reset(token)
+
+
+def settings_reference(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    """Markdown table rows (setting, env variable, default, meaning) for every setting."""
+    rows: list[str] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.extend(settings_reference(ann, f"{prefix}{name}."))
+            continue
+        path = f"{prefix}{name}"
+        env = "RAGPULSE_" + path.upper().replace(".", "__")
+        default = field.get_default(call_default_factory=True)
+        shown = "(secret)" if ann is SecretStr or "SecretStr" in str(ann) else repr(default)
+        rows.append(f"| `{path}` | `{env}` | `{shown}` | {field.description or ''} |")
+    return rows

@@ -16,10 +16,16 @@ else comes from ``random.Random`` instances seeded by (seed, phase, block, ...),
 output is byte-identical across runs and any window ``start_index..start_index+n`` is
 the same as in one long run. Timestamps are a fixed epoch plus 2.4 s per index.
 
+Truth semantics: ``false_rejection`` / ``false_acceptance`` are only listed on events
+that carry ``labels.expected_behavior`` (refusals on unlabelled events and correct
+refusals carry no truth); ``pii_leak`` means a value absent from query and context;
+clean turns also hold tricky negatives (quoted quote-only text, hedged non-advice,
+reported guidance, PII-like values taken from the sources, non-Luhn order numbers).
+
 Known limits: the text is template-based (tens of templates per slot, eight companies,
-eight IT issues), so an n-gram model would find it repetitive; answers are
-well-formed English but not judged for faithfulness beyond "numbers and identifiers
-come from the sources".
+eight IT issues), so an n-gram model would find it repetitive; a conversation stays
+inside one 128-message block, so follow-up turns arrive within ~5 minutes; answers are
+not judged for faithfulness beyond "numbers and identifiers come from the sources".
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import IO, Any, Literal
 
 from stream.traffic_templates import (
@@ -52,6 +59,7 @@ from stream.traffic_templates import (
     LAST,
     LEADS,
     NEAR_VERBATIM,
+    PASSWORD_REMINDERS,
     PDR,
     PDR_EARNINGS,
     PII_EARNINGS,
@@ -121,31 +129,31 @@ RATES: dict[str, dict[str, float]] = {
         "fr": 0.024,
         "unl_refusal": 0.010,
         "reject_ok": 0.050,
-        "fa": 0.020,
+        "fa": 0.022,
         "cutoff": 0.026,
         "advice": 0.042,
-        "prediction": 0.038,
-        "pdr": 0.010,
+        "prediction": 0.040,
+        "pdr": 0.016,
         "pii": 0.014,
         "citation": 0.024,
         "invented": 0.0,
-        "no_use": 0.020,
-        "quote_para": 0.024,
+        "no_use": 0.021,
+        "quote_para": 0.026,
     },
     "it": {
         "fr": 0.024,
         "unl_refusal": 0.010,
         "reject_ok": 0.050,
-        "fa": 0.020,
-        "cutoff": 0.014,
+        "fa": 0.022,
+        "cutoff": 0.016,
         "advice": 0.0,
         "prediction": 0.0,
         "pdr": 0.030,
         "pii": 0.028,
         "citation": 0.020,
         "invented": 0.044,
-        "no_use": 0.020,
-        "quote_para": 0.016,
+        "no_use": 0.021,
+        "quote_para": 0.018,
     },
 }
 DEGRADED_X = {"fr": 4.0, "unl_refusal": 4.0, "cutoff": 3.0, "invented": 4.0}
@@ -263,6 +271,7 @@ def _mode(seed: int, phase: str, index: int, domain: str) -> str:
     return "clean"
 
 
+@lru_cache(maxsize=4)  # callers that page through the stream in small windows
 def _block(seed: int, phase: str, block: int, malformed_rate: float) -> list[tuple[int, Generated]]:
     rng = random.Random(f"plan:{seed}:{phase}:{block}")
     indices = range(block * BLOCK, (block + 1) * BLOCK)
@@ -513,21 +522,8 @@ def _turn(
     elif mode == "citation":
         truth.append("invalid_citation")
 
-    # clean-turn variety (tricky negatives carry no truth)
-    if mode == "clean" or (refusal is None and mode not in ("fa",)):
-        if d.quote_only and mode != "quote_para" and rng.random() < 0.3:
-            cid, sent, who = pick(rng, d.quote_only)
-            post.append(Seg(_quoted(rng, sent, who), cid))
-        if d.domain == "earnings" and not labelled and mode == "clean" and rng.random() < 0.12:
-            intro = pick(rng, HEDGES).format(**v)
-        if d.domain == "it" and d.case and rng.random() < 0.35:
-            desc = str(d.case.get("description", ""))
-            if "purchase order:" in desc:
-                po = desc.split("purchase order: ", 1)[1].split(".")[0]
-                post.append(Seg(f"I've noted purchase order {po} from the case in the ticket."))
-            elif "Contact: " in desc and rng.random() < 0.5:
-                contact = desc.split("Contact: ", 1)[1].strip()
-                post.append(Seg(f"I'll send the summary to {contact} as listed on the case."))
+    if refusal is None and mode != "fa":  # tricky negatives: they carry no truth
+        intro = _tricky_negatives(rng, d, mode, labelled, post) or intro
     if d.partial_note and refusal is None and mode != "fa":
         post.append(Seg(d.partial_note))
     if mode == "reject_ok" and d.domain == "earnings" and d.reject == "policy" and d.body:
@@ -571,6 +567,41 @@ def _turn(
     if fb:
         event["feedback"] = fb
     return event, truth
+
+
+def _tricky_negatives(rng: Rng, d: Draft, mode: str, labelled: bool, post: list[Seg]) -> str | None:
+    """Add text that looks like a failure to a naive rule but is not one; may return a new
+    intro. Quoted quote-only text, hedged non-advice, PII-like values that are in the
+    sources (case contact, purchase orders failing Luhn, IR contact from a press release),
+    password-safety reminders."""
+    intro = None
+    if d.quote_only and mode != "quote_para" and rng.random() < 0.3:
+        cid, sent, who = pick(rng, d.quote_only)
+        post.append(Seg(_quoted(rng, sent, who), cid))
+    if d.domain == "earnings":
+        if not labelled and mode == "clean" and rng.random() < 0.12:
+            intro = pick(rng, HEDGES).format(**d.vars)
+        contact = next((c["content"] for c in d.chunks if "Investor contact: " in c["content"]), "")
+        if contact and rng.random() < 0.25:
+            name, phone, rest = contact.split("Investor contact: ", 1)[1].split(", ", 2)
+            email = rest.split(" ")[0].rstrip(".")
+            lists = f"the press release lists {name} in investor relations ({phone}, {email})"
+            post.append(Seg(f"For follow-ups, {lists}."))
+        return intro
+    assert d.case is not None
+    desc = str(d.case.get("description", ""))
+    r = rng.random()
+    if r < 0.2 and "purchase order: " in desc:
+        po = desc.split("purchase order: ", 1)[1].split(".")[0]
+        post.append(Seg(f"I've noted purchase order {po} from the case in the ticket."))
+    elif r < 0.3 and "Contact: " in desc:
+        email = desc.split("Contact: ", 1)[1].strip()
+        post.append(Seg(f"I'll send the summary to {email} as listed on the case."))
+    elif r < 0.4:
+        post.append(Seg(f"I've added these notes to {d.case['metadata']['ticket']}."))
+    elif r < 0.48:
+        post.append(Seg(pick(rng, PASSWORD_REMINDERS)))
+    return None
 
 
 def _draft(

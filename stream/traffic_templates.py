@@ -8,7 +8,8 @@ Each builder returns a :class:`Draft`: the query, the retrieved chunks and the p
 of a *clean* answer, plus the material the injector needs to turn it into a failure
 (quote-only / no-use sentences, identifiers that can be corrupted, an answer-anyway
 variant for requests that should be rejected). Every number and identifier in a
-clean answer is copied from the chunks, the case or the query.
+clean answer is copied from the chunks, the case or the query. The phrase banks at the
+end (refusals, cutoff excuses, advice, predictions, PII, ...) are used by the injector.
 
 All companies, products, people and figures are invented.
 """
@@ -753,8 +754,11 @@ def _e_chunk(
     pr_src = f"{v['slug']}_8-K_ex99-1_q{v['q']}_fy{v['fy']}.htm"
     bank, bslug = pick(rng, BANKS)
     vv = dict(v, analyst=pick(rng, ANALYSTS), bank=bank)
-    filler10 = _f(FILLER_10Q, vv)
-    fillcall = _f(FILLER_CALL, vv)
+    call_kinds = ("guidance", "ceo")
+    filler10 = (
+        _f(FILLER_10Q, vv) if kind not in (*call_kinds, "press", "analyst", "internal") else []
+    )
+    fillcall = _f(FILLER_CALL, vv) if kind in call_kinds else []
     policy = "summarize"
     if kind == "revenue":
         req = _f(
@@ -2485,3 +2489,8 @@ NEAR_VERBATIM = (
     ("Starting in", "Since"),
 )
 LEADS = ("", "", "Notably, ", "Worth noting: ", "Per {who}, ", "According to {who}, ")
+PASSWORD_REMINDERS = (
+    "Reminder: support will never ask the user for their password or MFA codes; if a reset is needed, point them to the self-service portal.",
+    "Don't ask the user to send you their password — have them reset it themselves through the self-service portal.",
+    "If credentials come up, have the user change their password through the portal rather than sharing it with anyone.",
+)

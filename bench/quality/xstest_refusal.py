@@ -5,9 +5,13 @@ Run from the repo root::
     python -m bench.quality.xstest_refusal [--data DIR] [--json PATH] [--show-errors N]
 
 For each model (gpt4, llama2new, mistralinstruct) every completion becomes an Event
-(query = prompt, response = completion) and goes through :class:`RefusalDetector`.
-A row is a refusal when the humans' ``final_label`` is ``2_full_refusal`` or
-``3_partial_refusal``; ours says refusal when the detector emits category ``refusal``.
+(query = prompt, response = completion, labels.expected_behavior = "answer") and goes
+through :class:`RefusalDetector`. A row is a refusal when the humans' ``final_label`` is
+``2_full_refusal`` or ``3_partial_refusal``; ours says refusal when the detector emits
+category ``refusal``. A second table checks the detector's "declined instead of answering"
+rule (what it reports as ``false_rejection`` on an answerable question) against the
+humans' ``2_full_refusal`` alone: partial refusals answered in part, so they count as
+negatives there.
 Precision / recall / F1 sit next to the dataset authors' baselines scored the same way
 (``strmatch_label``, ``gpt4_label`` in ``baseline_labels/``). "False refusal (safe)" is
 the share of safe prompts (type not ``contrast_*``) that a classifier calls a refusal
@@ -78,20 +82,29 @@ def evaluate(data: Path, detector: RefusalDetector, show_errors: int = 0) -> dic
             for r in _read(data / "baseline_labels" / f"{model}_gpteval.csv")
         }
         gold = [is_refusal(r["final_label"]) for r in rows]
+        gold_full = [r["final_label"].strip().startswith("2_") for r in rows]
+        complied = [r["final_label"].strip().startswith("1_") for r in rows]
         safe = [not r["type"].startswith("contrast_") for r in rows]
         ours: list[bool] = []
+        ours_full: list[bool] = []
         cutoff = 0
         errors: list[str] = []
         t0 = time.perf_counter()
         for r, g in zip(rows, gold, strict=True):
             event = Event.model_validate(
-                {"event_id": r["id"], "query": r["prompt"], "response": r["completion"]},
+                {
+                    "event_id": r["id"],
+                    "query": r["prompt"],
+                    "response": r["completion"],
+                    "labels": {"expected_behavior": "answer"},
+                },
                 context={"limits": _LIMITS},
             )
             cats = {d.category: d for d in detector(event)}
             pred = "refusal" in cats
             cutoff += "training_cutoff_excuse" in cats
             ours.append(pred)
+            ours_full.append("false_rejection" in cats)
             if pred != g and len(errors) < show_errors:
                 why = cats["refusal"].evidence if pred else "-"
                 head = " ".join(r["completion"].split())[:200]
@@ -106,6 +119,12 @@ def evaluate(data: Path, detector: RefusalDetector, show_errors: int = 0) -> dic
             "ours": asdict(score(gold, ours, safe)),
             "strmatch": asdict(score(gold, [is_refusal(strm[r["id"]]) for r in rows], safe)),
             "gpt4_judge": asdict(score(gold, [is_refusal(gpte[r["id"]]) for r in rows], safe)),
+            "declined_vs_full_refusal": asdict(score(gold_full, ours_full, safe)),
+            "human_full_refusals": sum(gold_full),
+            "declined_on_compliance": sum(
+                p and c for p, c in zip(ours_full, complied, strict=True)
+            ),
+            "human_compliance": sum(complied),
             "training_cutoff_excuse": cutoff,
             "us_per_event": 1e6 * elapsed / max(1, len(rows)),
             "errors": errors,
@@ -138,6 +157,17 @@ def markdown(results: dict[str, Any]) -> str:
             f"{r['us_per_event']:.0f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        '| model | full refusals (human) | "declined" P / R / F1 | "declined" on full compliance |',
+        "|---|---|---|---|",
+    ]
+    for model, r in results.items():
+        d = r["declined_vs_full_refusal"]
+        lines.append(
+            f"| {model} | {r['human_full_refusals']}/{r['rows']} | {prf(d)} "
+            f"| {r['declined_on_compliance']}/{r['human_compliance']} |"
+        )
     return "\n".join(lines)
 
 

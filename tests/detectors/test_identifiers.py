@@ -162,3 +162,16 @@ def test_corrupted_identifier_is_flagged() -> None:
         ("version", "4.18.1"),
         ("kb_id", "KB0012354"),
     ]
+
+
+@pytest.mark.parametrize(
+    "phone",
+    ["858.289.9657", "465.479.5721", "1.858.289.9657", "+1.858.289.9657", "(call 858.289.9657)"],
+)
+def test_dotted_phone_numbers_are_not_versions(phone: str) -> None:
+    assert _found(f"Call the service desk at {phone} for help.") == []
+
+
+@pytest.mark.parametrize("version", ["12.40.1234", "858.28.9657", "1.2.3.4567", "3.858.289.9657"])
+def test_version_near_the_phone_shape_is_still_a_version(version: str) -> None:
+    assert _found(f"Upgrade to {version} first.") == [("version", version)]

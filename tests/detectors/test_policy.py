@@ -69,7 +69,7 @@ def test_registered_with_all_builtin_packs() -> None:
         ("I'll need your password to check.", "personal_data_request/need_your"),
         ("Could I have your home address?", "personal_data_request/may_i_have_your"),
         ("Please confirm your date of birth.", "personal_data_request/please_confirm_your"),
-        ("Please type your password here.", "personal_data_request/type_it_here"),
+        ("Just type your PIN below.", "personal_data_request/type_it_here"),
     ],
 )
 def test_builtin_positive(text: str, pattern: str) -> None:
@@ -112,6 +112,165 @@ def test_builtin_positive(text: str, pattern: str) -> None:
 )
 def test_builtin_negative(text: str) -> None:
     assert _hits(text) == []
+
+
+# Phrase families beyond "you should buy X": hand-written paraphrases, one per family.
+FAMILY_POSITIVES = {
+    "financial_advice": [
+        "You might want to load up on AMD before the launch.",  # softer modal
+        "You'd do well to buy some index funds.",
+        "You'll want to trim your NVDA position after this run.",
+        "I'd suggest you sell TSLA before earnings.",
+        "I would suggest reducing your holdings in Meta.",  # position-sizing verb
+        "I recommend you increase your stake in Microsoft.",
+        "If I were in your shoes, I would sell half of your NVDA position.",  # in your place
+        "I'd personally take some profits on AAPL here.",
+        "I'd be buying TSLA at these levels.",
+        "Honestly, I would dump your Intel shares.",
+        "I'd steer clear of meme stocks for now.",
+        "Consider adding to your AMZN position on any pullback.",
+        "Consider buying more on any dip.",
+        "My advice would be to hold on to your Tesla shares for now.",
+        "My recommendation is to exit INTC and put the money to work elsewhere.",
+        "This seems like an attractive entry point to buy GOOG.",  # timing
+        "Now might be a good time to rotate into value stocks.",
+        "It makes sense to add to your Nvidia position at these prices.",
+        "The smart move here is to buy more AAPL.",
+        "Time to sell your TSLA shares.",
+        "You should move 30% of your portfolio into bonds.",  # allocation
+        "Shift a larger portion of your portfolio into dividend stocks.",
+        "Go ahead and buy the dip on SPY.",  # bare order
+        "- Load up on bitcoin while it's cheap.",
+        "You'd be smart to lock in your gains on NVDA.",  # idiom
+    ],
+    "price_prediction": [
+        "AAPL could easily trade above $250 by December.",
+        "I believe the stock will be trading near $90 by spring.",
+        "The shares should end the quarter around $75.",  # any subject: price verb
+        "Shares of Rivian look set to climb toward $60.",
+        "Realistically, AMD is likely to drop to $120 if guidance disappoints.",
+        "There's a decent chance the stock slides to $40 next month.",  # likelihood frame
+        "Odds are the stock retests $40 before earnings.",
+        "I think NVDA hits $1,200 before the next split.",
+        "My bet is that shares close the year above $60.",
+        "Chances are META rallies to $600 on the news.",
+        "I'd expect Tesla to climb to $300 after the delivery numbers.",  # own forecast
+        "Expect shares to hover around $45 for a while.",
+        "I see the stock at $80 by year-end.",
+        "Bitcoin will be at $150k by next year.",
+        "My 12-month price target for MSFT is $520.",
+        "NVDA is headed for $1,000.",
+        "I see upside to $75 from here.",
+    ],
+    "personal_data_request": [
+        "Could you tell me the customer's date of birth so I can verify the account?",
+        "What is the employee's SSN?",  # third party in a support ticket
+        "I'll need the account holder's bank account number to process the refund.",
+        "Please paste the new hire's social security number below.",
+        "What's the user's current VPN password?",
+        "Please send over the cardholder's full card number and expiry date.",
+        "Share the full card number on file and I can look it up.",  # the whole value
+        "Reply here with the user's login and password and I'll check.",
+        "Could you give me the user's username and password?",
+        "For verification, I'll need your full name, date of birth and SSN.",  # a list
+        "Let me know your card's CVV so I can complete the payment.",
+        "Go ahead and paste your API key here.",
+        "Please share the verification code we just texted you.",
+        "Drop your SSN in the chat and I'll look into it.",
+        "Can you share your online banking password so I can look?",
+    ],
+}
+
+FAMILY_NEGATIVES = [
+    # financial advice: refused, hedged, reported, the company's own actions
+    "I can't tell you whether to add to your position in AMZN.",
+    "I'm not able to recommend increasing your stake in any company.",
+    "Whether you should trim your holdings depends on your goals.",
+    "Analysts recommend adding to positions in AMZN.",
+    "According to Barron's, investors should buy the dip in NVDA.",
+    "The fund increased its stake in Tesla during the quarter.",
+    "The board authorized the company to buy back up to 5% of its shares.",
+    "Investors who bought the dip in March saw a 20% gain.",
+    "You can buy shares of the fund through any brokerage.",
+    # … and the same verbs outside investing
+    "Hold your position for 30 seconds, then release.",
+    "You should hold the Shift key while clicking.",
+    "Consider increasing the token lifetime to 60 minutes.",
+    "I'd close the SMB shares before the migration.",
+    "You should keep the position of the window fixed.",
+    "You should avoid SMS codes for two-factor authentication.",
+    "Consider exiting SSH before restarting the service.",
+    "You should exit BIOS and save the settings.",
+    "It's a good time to get in touch with your account manager.",
+    "It makes sense to increase the timeout to 30 seconds.",
+    "You might want to reduce your exposure to phishing by enabling MFA.",
+    "Buy now and save 20% on the annual plan.",
+    "Short answer below.",
+    "Short positions are explained in section 4 of the prospectus.",
+    "Add to cart, then check out.",
+    "Time to restart the service.",
+    "The smart move here is to restart the router.",
+    "You'll want to trim the log files.",
+    "I'd put the money aside for the deposit.",
+    # price: reported guidance, company figures, facts, bills, arithmetic, hedges
+    "Management expects revenue to reach $3.4 billion next quarter.",
+    "Management expects the third-quarter revenue between $3.4 billion and $3.6 billion.",
+    "The company guided EPS of $2.10 to $2.20 for the year.",
+    "Revenue should reach $1.2 billion this year.",
+    "Free cash flow will reach $500 million.",
+    "Goldman set a price target of $60 on the stock.",
+    "Analysts think it slides to $40 if demand keeps weakening.",
+    "I can't predict whether NVDA will trade around $51.",
+    "If it fell 10%, the stock would trade at $45.",
+    "Shares closed at $51.20 on Friday.",
+    "The share price fell to $165 after the guidance cut.",
+    "Shares ended the year near $48, down 12%.",
+    "I see the stock closed at $80 yesterday.",
+    "Your bill will go up to $12 a month after the promotion ends.",
+    "Your subscription will drop to $9.99 once the discount applies.",
+    "We expect the invoice to reach $2,400 this month.",
+    "The plan will go up to $15 per user next year.",
+    # personal data: warnings, instructions to staff, settings, non-sensitive ids
+    "Never share the user's password with anyone, including IT.",
+    "Don't ask the employee to send you their Social Security number.",
+    "Support will never ask for the customer's card number.",
+    "If a caller asks for the employee's Social Security number, end the call.",
+    "Have the user reset their password through the self-service portal.",
+    "Reset the employee's password from the admin console.",
+    "Send the user's password reset link to their manager.",
+    "The user should enter their PIN on the card reader.",
+    "Please provide the user's employee ID and department.",
+    "Please provide your name, email and order number.",
+    "Please check your card number and try again.",
+    "Please share the verification steps you followed.",
+    "It's a good idea to keep your API key secret.",
+]
+
+
+@pytest.mark.parametrize(
+    ("category", "text"), [(c, t) for c, texts in FAMILY_POSITIVES.items() for t in texts]
+)
+def test_phrase_families_fire(category: str, text: str) -> None:
+    assert category in {c for c, _ in _hits(text)}
+
+
+@pytest.mark.parametrize("text", FAMILY_NEGATIVES)
+def test_phrase_family_lookalikes_do_not_fire(text: str) -> None:
+    assert _hits(text) == []
+
+
+def test_sentence_start_anchor_is_not_evidence_and_does_not_hide_the_hit() -> None:
+    text = "I can't stress this enough. Buy TSLA now."
+    [hit] = DETECTOR(_event(text))
+    assert hit.evidence == "financial_advice/imperative_trade: 'Buy TSLA'"
+    assert hit.span is not None and text[hit.span[0] : hit.span[1]] == "Buy TSLA"
+
+
+def test_amount_followed_by_a_scale_is_not_a_share_price() -> None:
+    assert _hits("I'd expect ACME to hit $3.4 billion in sales.") == []
+    assert _hits("I'd expect ACME to hit $5m in sales.") == []
+    [hit] = DETECTOR(_event("I'd expect ACME to hit $34 soon."))
+    assert hit.evidence == "price_prediction/expect_price: 'I'd expect ACME to hit $34'"
 
 
 def test_detection_fields_span_and_evidence() -> None:
@@ -181,6 +340,38 @@ def test_user_pack_dir(tmp_path: Path) -> None:
     assert both.categories == (*BUILTIN_PACKS, "competitor_mention")
 
 
+DEFS_PACK = r"""
+name: competitor_mention
+description: The assistant recommends a competitor.
+defs:
+  rival: 'acme|globex'
+  rival_product: '(?:<<rival>>) (?:cloud|suite)'
+patterns:
+  - id: switch_to
+    regex: '\bswitch to <<rival_product>>'
+    description: Switch recommendation.
+negations:
+  - '\bnever\b'
+negations_after:
+  - '\s+(?:support|outage|on (?:<<rival>>)\b)'
+"""
+
+
+def test_user_pack_defs_and_negations_after(tmp_path: Path) -> None:
+    (tmp_path / "competitor.yaml").write_text(DEFS_PACK, encoding="utf-8")
+    detector = PolicyDetector(packs=[], pack_dirs=[str(tmp_path)])
+    [pack] = detector.packs
+    assert pack.patterns[0].regex == r"\bswitch to (?:(?:(?:acme|globex)) (?:cloud|suite))"
+    assert _hits("You could switch to Globex Cloud.", detector) == [
+        ("competitor_mention", "competitor_mention/switch_to")
+    ]
+    assert _hits("If you switch to Acme Cloud support, call them.", detector) == []
+    assert pack.negations_after == [r"\s+(?:support|outage|on (?:(?:acme|globex))\b)"]
+    assert _hits("Switch to Acme Suite on Globex hardware.", detector) == []
+    assert _hits("Never switch to Acme Suite.", detector) == []  # negation before
+    assert _hits("I never said that. Switch to Acme Suite.", detector) != []  # next sentence
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -207,6 +398,19 @@ def test_user_pack_dir(tmp_path: Path) -> None:
             r"bad\.yaml: negations\.0: invalid RE2 pattern",
         ),
         ("name: Bad Name\ndescription: d\npatterns:\n  - {id: a, regex: a}\n", r"bad\.yaml: name:"),
+        (
+            "name: x\ndescription: d\ndefs: {a: b}\npatterns:\n  - {id: p, regex: 'x<<c>>'}\n",
+            r"bad\.yaml: patterns\.0\.regex \(id 'p'\): unknown def <<c>> \(defined: \['a'\]\)",
+        ),
+        (
+            "name: x\ndescription: d\ndefs: {a: '('}\npatterns:\n  - {id: p, regex: x}\n",
+            r"bad\.yaml: defs\.a: invalid RE2 pattern",
+        ),
+        (
+            "name: x\ndescription: d\nnegations_after: ['(?=a)']\n"
+            "patterns:\n  - {id: a, regex: a}\n",
+            r"bad\.yaml: negations_after\.0: invalid RE2 pattern",
+        ),
         ("name: [unclosed\n", r"bad\.yaml: invalid YAML"),
         ("- just\n- a list\n", r"bad\.yaml: top level must be a mapping"),
     ],
@@ -256,6 +460,10 @@ def _best_of_3_ms(detector: PolicyDetector, event: Event) -> float:
         "you should buy the I recommend buying it's a good time to the stock will ",  # near
         '"You should buy TSLA" ',  # quoted
         "You should buy TSLA. ",  # real hits
+        "I'd expect XX to hit $1",  # forecast frames, each cut short
+        "There's a good chance it slides to $40 billion ",  # every amount vetoed after
+        "Please share the user's the full the account's your, a, b and ",  # owners, lists
+        "$1 $1 $1 will trade around you'd I'd consider my advice is to ",
     ],
 )
 def test_100kb_adversarial_is_fast(unit: str) -> None:

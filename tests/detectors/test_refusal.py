@@ -57,6 +57,14 @@ RAG_REFUSALS = [
     "None of the documents mention a release date.",
     "I don't have access to your account details.",
     "I don't know the answer to that.",
+    # "<thing> isn't / aren't something I can …" with any subject
+    "Internal board minutes aren't something I can disclose; the annual report is public.",
+    "The salary band isn't something I'm able to share.",
+    # the material doesn't cover / include it, participle before or after the noun
+    "The retrieved articles don't cover on-premise licensing; ask your account manager.",
+    "Sorry, the documents provided don't include the 2021 figures.",
+    "The sources retrieved do not cover the merger talks.",
+    "I don't know about the outage on the EU cluster.",
 ]
 
 
@@ -99,6 +107,10 @@ NOT_REFUSALS = [
     "The policy documents do not cover flood damage, so you need a separate rider.",
     "Your application documents are incomplete; add the signed form B.",
     "Based on the provided passages, no additional information is needed to answer.",
+    "Your insurance documents don't cover flood damage; add a rider.",
+    "Our plans don't include phone support, but chat is available 24/7.",
+    "Patching isn't something I'd postpone: apply it tonight.",
+    "I don't know about you, but I'd restart the service first.",
     "",
 ]
 
@@ -125,6 +137,12 @@ CUTOFFS = [
     "My knowledge is limited to events before 2022.",
     "I was trained on data up until early 2023.",
     "I cannot browse the internet.",
+    "I was last trained on data from 2023 and can't speak to this quarter.",
+    "I was trained on data up until early 2023.",
+    "My training data has a cutoff, so newer releases may be missing.",
+    "My knowledge has a hard cutoff date, so check the release notes.",
+    "Without live market data, I can only go by the filing.",
+    "Note that I work without real-time price feeds.",
 ]
 
 
@@ -141,6 +159,10 @@ def test_training_cutoff_excuse(text: str) -> None:
         "The app gives you real-time access to balances.",
         "The data cutoff for submissions is Friday.",
         "Our training program runs until 2024.",
+        "Our training data has a cutoff at midnight UTC.",
+        "The dashboard works without live data when the agent is offline.",
+        "Without real-time replication, the standby lags behind.",
+        "The model was trained on data from 2023.",
     ],
 )
 def test_not_cutoff(text: str) -> None:
@@ -155,6 +177,76 @@ def test_plain_refusal_is_not_a_failure() -> None:
     start, end = det.span
     assert "can't" in "I'm sorry, but I can't help with that."[start:end]
     assert len(det.evidence) <= 160
+
+
+ANSWERED_DESPITE_HIT = [
+    # a cutoff disclaimer, then the answer
+    "Since my training only runs through 2023, I'll rely on the retrieved filing. Net revenue "
+    "was $812.4 million, up 6.1% year over year [1]. Operating margin was 14.2% [1].",
+    "My training data has a cutoff, so newer builds may differ.\n1. Run `svc stop agent`.\n"
+    "2. Delete the cache folder.\n3. Start the agent again.",
+    # an answer that notes a gap (first in the lead, or deep)
+    "The retrieved documents don't mention the dividend. Free cash flow was $1.1 billion [2].",
+    "Restart the gateway with `gw restart` and clear the cache [1]. Then re-run the sync [1]. "
+    "Check the log afterwards for errors [2]. There's no information in the knowledge base "
+    "on how many users are affected.",
+    # a refusal clause, then grounded content in the same sentence
+    "I can't give investment advice, but the filing shows revenue grew 12% [1].",
+    "I don't have real-time prices; the filing lists the offer price as $18 per share [1].",
+    # a cutoff hedge followed by a plain-words answer of some length
+    "Just so you know, my knowledge has a training cutoff. The filing describes supplier "
+    "concentration in steel and resin, with two vendors providing most of the volume, and "
+    "flags logistics disruption as the main operational risk for the coming year.",
+]
+
+DECLINED = [
+    "I'm sorry, but I can't answer that based on the documents I have.",
+    "I'm sorry, but I can't help with that, but the help desk can.",
+    "I'm afraid the retrieved sources don't contain an answer to this. Is there anything "
+    "else I can help with?",
+    "I was last trained on data from 2023 and don't know about the Q3 results. You may "
+    "want to check the investor relations site.",
+    "That's beyond my training cutoff, sorry. Please contact the finance team for details.",
+    "Thanks for asking. The provided documents do not mention the migration deadline.",
+    # a refusal with a long lecture but no grounded content is still a decline
+    "I cannot help with that request. "
+    + "It is important to respect other people's privacy and to follow the law. " * 6,
+]
+
+
+@pytest.mark.parametrize("text", ANSWERED_DESPITE_HIT)
+def test_hit_then_answer_is_not_false_rejection(text: str) -> None:
+    cats = _cats(text, expected="answer")
+    assert cats & {"refusal", "training_cutoff_excuse"}  # the hit itself is still reported
+    assert "false_rejection" not in cats
+    assert not DET.declined(text)
+
+
+@pytest.mark.parametrize("text", DECLINED)
+def test_declined_is_false_rejection(text: str) -> None:
+    assert DET.declined(text)
+    assert "false_rejection" in _cats(text, expected="answer")
+
+
+def test_declined_needs_the_decline_in_the_lead() -> None:
+    text = "Set the flag. Restart the agent. Then I can't help further."
+    assert "refusal" in _cats(text)  # short response: searched in full
+    assert not DET.declined(text)
+    # a cutoff excuse alone declines only when little else follows
+    short = "My knowledge has a training cutoff. Try rephrasing the question."
+    assert DET.declined(short)
+    assert not RefusalDetector(answer_chars=10).declined(short)
+
+
+def test_declined_is_bounded_on_long_text() -> None:
+    text = "I can't help with that. " * 5000 + "Revenue was $5 million [1]."
+    event = _event(text, expected="answer", max_text_chars=200_000)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        DET(event)
+        best = min(best, time.perf_counter() - t0)
+    assert best < 0.05, f"{best * 1000:.1f} ms"
 
 
 def test_false_rejection() -> None:

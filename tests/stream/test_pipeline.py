@@ -92,3 +92,31 @@ def test_bad_detector_config_fails_at_start_naming_it() -> None:
         Pipeline(Settings(detectors={"enabled": ["pii"], "options": {"refusal": {}}}))
     with pytest.raises(ConfigError, match=r"detectors\.options\.pii"):
         Pipeline(Settings(detectors={"enabled": ["pii"], "options": {"pii": {"bogus": 1}}}))
+
+
+def test_a_failing_detector_is_counted_and_the_others_still_run() -> None:
+    from detectors import register_detector
+
+    @register_detector("test_boom")
+    class Boom:
+        name = "test_boom"
+        categories = ("boom",)
+
+        def __call__(self, event: object) -> list[object]:
+            raise RuntimeError("bug")
+
+    metrics = Metrics()
+    pipeline = Pipeline(Settings(detectors={"enabled": ["test_boom", "pii"]}), metrics)
+    result = pipeline.process(_raw("e9", "mail me: jane.doe@example.com"))
+    assert result.scorecard is not None
+    assert result.scorecard["detector_errors"] == ["test_boom"]
+    assert result.scorecard["failure_modes"] == ["pii_leak"]
+    value = metrics.registry.get_sample_value
+    assert value("ragpulse_detector_errors_total", {"detector": "test_boom"}) == 1
+
+
+def test_escaped_lone_surrogate_is_invalid_not_a_crash() -> None:
+    raw = _raw("e10", "x \ud800 y")  # json.dumps escapes it as \\ud800
+    assert b"\\ud800" in raw
+    result = Pipeline(load_settings()).process(raw)
+    assert result.outcome == "invalid" and result.reason == "invalid_utf8"

@@ -69,3 +69,11 @@ def test_secret_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_settings(tmp_path / "nope.yaml")
+
+
+def test_configuration_doc_lists_every_setting() -> None:
+    from stream.settings import settings_reference
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    missing = [row for row in settings_reference() if row not in doc]
+    assert missing == [], "regenerate with `ragpulse config --reference`"

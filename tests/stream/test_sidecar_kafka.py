@@ -6,6 +6,7 @@ topic -> `ragpulse run` subprocess -> /metrics, dead-letter topic, scores topic.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -89,6 +90,17 @@ def test_stream_counts_dlq_and_scores_exactly(
     assert all(
         set(c) >= {"event_id", "detections", "failure_modes", "metrics", "sampled"} for c in cards
     )
+
+    # lag is exported per assigned partition and drains to 0 once everything is consumed
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        m = sidecar.metrics()
+        lags = {k: v for k, v in m.items() if k[0] == "ragpulse_consumer_lag"}
+        if lags and not any(lags.values()):
+            break
+        time.sleep(0.5)
+    assert lags and not any(lags.values()), lags
+    assert sample(m, "ragpulse_ready") == 1
 
     assert sidecar.terminate() == 0, sidecar.output()[-3000:]
 
