@@ -1,3 +1,3 @@
-"""Judge metrics, windowed aggregates and drift detectors (sampled turns). Filled by later issues."""
+"""Judge metrics, windowed aggregates and drift detectors (sampled turns): later milestones."""
 
 __all__: list[str] = []

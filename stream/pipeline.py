@@ -7,6 +7,7 @@ It is synchronous and does no I/O: sources decide where results are written.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import time
@@ -69,6 +70,11 @@ class Dedupe:
 
 
 def build_detectors(settings: Settings) -> list[Detector]:
+    for module in settings.detectors.plugins:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"detectors.plugins: cannot import {module!r}: {exc}") from None
     enabled = settings.detectors.enabled
     unknown = sorted(set(settings.detectors.options) - set(enabled))
     if unknown:

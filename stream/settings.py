@@ -89,6 +89,9 @@ class DetectorSettings(_Section):
     options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="keyword options per detector name"
     )
+    plugins: list[str] = Field(
+        default_factory=list, description="modules imported at start to register more detectors"
+    )
 
 
 class LabelSettings(_Section):

@@ -40,7 +40,9 @@ class PR:
         return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def measure(count: int, seed: int = 7, phase: str = "baseline") -> tuple[dict[str, PR], Counter[str]]:
+def measure(
+    count: int, seed: int = 7, phase: str = "baseline"
+) -> tuple[dict[str, PR], Counter[str]]:
     pipeline = Pipeline(Settings())
     per_mode: dict[str, PR] = {}
     outcomes: Counter[str] = Counter()
@@ -70,7 +72,9 @@ def main() -> None:
     ap.add_argument("--json", help="write raw numbers here")
     args = ap.parse_args()
     per_mode, outcomes = measure(args.count, args.seed, args.phase)
-    print(f"bundled sample: {args.count} messages, seed {args.seed}, {args.phase}: {dict(outcomes)}")
+    print(
+        f"bundled sample: {args.count} messages, seed {args.seed}, {args.phase}: {dict(outcomes)}"
+    )
     print("| failure mode | truth | TP | FP | FN | precision | recall | F1 |")
     print("|---|---|---|---|---|---|---|---|")
     for mode, pr in per_mode.items():

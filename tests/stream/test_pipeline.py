@@ -120,3 +120,22 @@ def test_escaped_lone_surrogate_is_invalid_not_a_crash() -> None:
     assert b"\\ud800" in raw
     result = Pipeline(load_settings()).process(raw)
     assert result.outcome == "invalid" and result.reason == "invalid_utf8"
+
+
+def test_plugin_modules_register_detectors(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "my_detectors.py").write_text(
+        "from detectors import Detection, register_detector\n"
+        "@register_detector('shouting')\n"
+        "class Shouting:\n"
+        "    categories = ('caps',)\n"
+        "    def __call__(self, event):\n"
+        "        hit = [Detection('shouting', 'caps', 'ALL CAPS')]\n"
+        "        return hit if event.response.isupper() else []\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings = Settings(detectors={"enabled": ["shouting"], "plugins": ["my_detectors"]})
+    result = Pipeline(settings).process(_raw("p1", "NO."))
+    assert result.scorecard is not None
+    assert result.scorecard["detections"][0]["category"] == "caps"
+    with pytest.raises(ConfigError, match="cannot import 'nope_mod'"):
+        Pipeline(Settings(detectors={"plugins": ["nope_mod"]}))

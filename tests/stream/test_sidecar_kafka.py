@@ -105,14 +105,15 @@ def test_stream_counts_dlq_and_scores_exactly(
     assert sidecar.terminate() == 0, sidecar.output()[-3000:]
 
 
-def test_restart_resumes_from_committed_offsets(
+def test_sigterm_commits_and_restart_resumes(
     sidecar_factory, topics: Topics, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     valid = _valid_messages(300)
     first, second = valid[:150], valid[150:]
     retried = second[:5]  # a producer retry: the same events again, right after
 
-    one = sidecar_factory(topics).start(tmp_path)
+    # no periodic commit during the first run: only the graceful stop can commit
+    one = sidecar_factory(topics, RAGPULSE_KAFKA__COMMIT_INTERVAL_S="600").start(tmp_path)
     produce(one.bootstrap, topics.input, first)
     one.wait_consumed(len(first))
     assert one.terminate() == 0, one.output()[-3000:]
