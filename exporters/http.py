@@ -14,10 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-__all__ = ["MetricsServer", "Readiness"]
+__all__ = ["Action", "MetricsServer", "Readiness"]
 
 #: returns (ready, reason)
 Readiness = Callable[[], tuple[bool, str]]
+#: POST actions: path -> callable returning a JSON-able result (runs on the HTTP thread)
+Action = Callable[[], object]
 
 
 class MetricsServer:
@@ -27,9 +29,11 @@ class MetricsServer:
         readiness: Readiness,
         host: str = "0.0.0.0",
         port: int = 9108,
+        actions: dict[str, Action] | None = None,
     ) -> None:
         self._registry = registry
         self._readiness = readiness
+        self._actions = dict(actions or {})
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -72,6 +76,14 @@ class MetricsServer:
                     self._send(200 if ready else 503, body, "application/json")
                 else:
                     self._send(404, b"not found\n", "text/plain")
+
+            def do_POST(self) -> None:
+                action = server._actions.get(self.path.split("?", 1)[0])
+                if action is None:
+                    self._send(404, b"not found\n", "text/plain")
+                    return
+                body = json.dumps(action()).encode() + b"\n"
+                self._send(200, body, "application/json")
 
             def _send(self, code: int, body: bytes, content_type: str) -> None:
                 self.send_response(code)

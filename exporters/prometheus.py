@@ -108,6 +108,18 @@ class Metrics:
         self.consumer_lag = Gauge(
             "ragpulse_consumer_lag", "Messages behind the high watermark", ["partition"], registry=r
         )
+        self.drift_alarm = Gauge(
+            "ragpulse_drift_alarm",
+            "1 while a drift alarm is up for the stream",
+            ["metric", "detector", "service"],
+            registry=r,
+        )
+        self.drift_alarms = Counter(
+            "ragpulse_drift_alarms",
+            "Drift alarms raised",
+            ["metric", "detector", "service"],
+            registry=r,
+        )
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )

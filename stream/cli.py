@@ -8,10 +8,12 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import yaml
 
 from exporters import Metrics
+from exporters.otel import setup_otel
 from exporters.prometheus import ragpulse_version
 from stream.settings import ConfigError, Settings, load_settings, settings_reference
 
@@ -33,6 +35,7 @@ def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from stream.pipeline import Pipeline
     from stream.sidecar import Sidecar
 
+    setup_otel()
     metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
     sidecar = Sidecar(settings, Pipeline(settings, metrics), metrics)
     return asyncio.run(sidecar.run())
@@ -77,6 +80,32 @@ def _cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _write(text: str, output: str) -> None:
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"ragpulse: wrote {output}", file=sys.stderr)
+
+
+def _cmd_rules(settings: Settings, args: argparse.Namespace) -> int:
+    from exporters.rules import render_prometheus_rule, render_rule_groups, to_yaml
+
+    if args.format == "prometheusrule":
+        doc = render_prometheus_rule(settings.alerts, name=args.name, namespace=args.namespace)
+    else:
+        doc = render_rule_groups(settings.alerts)
+    _write(to_yaml(doc), args.output)
+    return 0
+
+
+def _cmd_dashboards(settings: Settings, args: argparse.Namespace) -> int:
+    from exporters.dashboard import render_dashboard
+
+    _write(json.dumps(render_dashboard(settings.alerts), indent=2) + "\n", args.output)
+    return 0
+
+
 def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
     from stream.traffic import generate, write_jsonl, write_truth
 
@@ -113,6 +142,19 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--reference", action="store_true", help="every setting as a table")
     c.add_argument("--format", choices=["yaml", "json"], default="yaml")
 
+    r = sub.add_parser("rules", help="Prometheus alert rules generated from the alerts settings")
+    r_sub = r.add_subparsers(dest="action", required=True)
+    re_ = r_sub.add_parser("export", help="write the rules")
+    re_.add_argument("--format", choices=["rule-file", "prometheusrule"], default="rule-file")
+    re_.add_argument("--output", "-o", default="-", help="file, or - for stdout")
+    re_.add_argument("--name", default="ragpulse", help="PrometheusRule metadata.name")
+    re_.add_argument("--namespace", default=None, help="PrometheusRule metadata.namespace")
+
+    g = sub.add_parser("dashboards", help="the Grafana dashboard")
+    g_sub = g.add_subparsers(dest="action", required=True)
+    ge = g_sub.add_parser("export", help="write the dashboard JSON")
+    ge.add_argument("--output", "-o", default="-", help="file, or - for stdout")
+
     t = sub.add_parser("traffic", help="write the bundled traffic sample as JSONL")
     t.add_argument("--count", "-n", type=int, default=1000)
     t.add_argument("--output", "-o", required=True)
@@ -128,6 +170,8 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "config": _cmd_config,
     "traffic": _cmd_traffic,
+    "rules": _cmd_rules,
+    "dashboards": _cmd_dashboards,
 }
 
 

@@ -63,7 +63,14 @@ def _totals(metrics: Metrics, detectors: list[str]) -> tuple[float, str]:
             if sample.name.endswith("_total") and name in per_detector:
                 per_detector[name] += sample.value
     hits = " ".join(f"{k}={v:.0f}" for k, v in per_detector.items())
-    return consumed, f"consumed={consumed:.0f} dlq={dlq:.0f} | hits: {hits}"
+    up = sorted(
+        s.labels["metric"]
+        for family in metrics.drift_alarm.collect()
+        for s in family.samples
+        if s.value == 1
+    )
+    alarms = f" | drift alarms up: {', '.join(up)}" if up else ""
+    return consumed, f"consumed={consumed:.0f} dlq={dlq:.0f} | hits: {hits}{alarms}"
 
 
 async def _report(metrics: Metrics, detectors: list[str], out: TextIO) -> None:

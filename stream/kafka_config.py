@@ -60,14 +60,16 @@ def faust_credentials(k: KafkaSettings) -> faust.types.auth.CredentialsT | None:
 
 
 async def ensure_topics(k: KafkaSettings, topics: list[str] | None = None) -> None:
-    """Create the input, dead-letter and scores topics when missing (idempotent)."""
-    names = topics or [k.input_topic, k.dlq_topic, k.scores_topic]
+    """Create the topics ragpulse reads and writes when missing (idempotent)."""
+    names = topics or [k.input_topic, k.dlq_topic, k.scores_topic, k.alarms_topic]
+    new = [NewTopic(n, num_partitions=k.topic_partitions, replication_factor=1) for n in names]
+    if topics is None:  # snapshots: one partition, compacted (latest per key is all we read)
+        compact = {"cleanup.policy": "compact"}
+        new.append(NewTopic(k.state_topic, 1, replication_factor=1, topic_configs=compact))
     admin = AIOKafkaAdminClient(**aiokafka_kwargs(k), client_id=f"{k.client_id}-admin")
     await admin.start()
     try:
-        response = await admin.create_topics(
-            [NewTopic(n, num_partitions=k.topic_partitions, replication_factor=1) for n in names]
-        )
+        response = await admin.create_topics(new)
         for name, code, *_ in getattr(response, "topic_errors", []):
             if code not in (0, _TOPIC_ALREADY_EXISTS):
                 raise RuntimeError(f"cannot create topic {name}: Kafka error code {code}")

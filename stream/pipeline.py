@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from detectors import Detection, Detector, create_detector
+from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
+from monitors.alarms import AlarmEvent
+from monitors.drift_monitor import DriftMonitor
 from stream.events import Event, InvalidEvent, parse_event
 from stream.settings import ConfigError, Settings
 
@@ -44,6 +47,7 @@ class Result:
     reason: str | None = None
     detail: str | None = None
     event_id: str | None = None
+    alarms: tuple[AlarmEvent, ...] = ()
 
     def scorecard_bytes(self) -> bytes:
         return json.dumps(self.scorecard, ensure_ascii=False, separators=(",", ":")).encode()
@@ -105,13 +109,28 @@ def scorecard(event: Event, detections: list[Detection], sampled: bool = False) 
 
 
 class Pipeline:
-    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        metrics: Metrics | None = None,
+        drift: bool = True,
+        events: OtelEvents | None = None,
+    ) -> None:
         self.settings = settings
+        self.events = events or OtelEvents()
         self.limits = settings.limits
         self.detectors = build_detectors(settings)
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
         self._logged_failures: set[str] = set()
+        self.drift: DriftMonitor | None = None
+        if drift and settings.drift.enabled:
+            try:
+                self.drift = DriftMonitor(
+                    settings.drift, metrics.cap_service if metrics is not None else None
+                )
+            except ValueError as exc:
+                raise ConfigError(f"drift.rate_detectors: {exc}") from None
         if metrics is not None:
             for det in self.detectors:
                 metrics.declare_detector(det.name, det.categories)
@@ -147,7 +166,33 @@ class Pipeline:
             card["detector_errors"] = failed
         if m is not None:
             self._export(m, event, detections, card["failure_modes"], elapsed)
-        return Result("scored", scorecard=card, event_id=event.event_id)
+        alarms: tuple[AlarmEvent, ...] = ()
+        if self.drift is not None:
+            categories = {(d.detector, d.category) for d in detections}
+            alarms = tuple(
+                self.drift.observe(
+                    card["failure_modes"], categories, event.expected_behavior, event.service
+                )
+            )
+            for alarm in alarms:
+                self.events.drift_alarm(alarm)
+                if m is not None:
+                    self._export_alarm(m, alarm)
+        return Result("scored", scorecard=card, event_id=event.event_id, alarms=alarms)
+
+    @staticmethod
+    def _export_alarm(m: Metrics, alarm: AlarmEvent) -> None:
+        labels = (alarm.metric, alarm.detector, alarm.service)
+        if alarm.state == "raised":
+            m.drift_alarm.labels(*labels).set(1)
+            m.drift_alarms.labels(*labels).inc()
+            log.warning(
+                "drift alarm raised: %s (%s, %s) %s from %.4f to %.4f",
+                *labels, alarm.direction, alarm.reference_mean, alarm.current_mean,
+            )  # fmt: skip
+        else:
+            m.drift_alarm.labels(*labels).set(0)
+            log.info("drift alarm cleared: %s (%s, %s)", *labels)
 
     def _detector_failed(self, name: str, exc: Exception) -> None:
         if self.metrics is not None:

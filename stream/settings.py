@@ -7,6 +7,7 @@ The same names are used in the Helm values (`config:` block).
 from __future__ import annotations
 
 import os
+import tempfile
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from exporters.rules import AlertSettings
+from monitors.drift_monitor import DriftSettings
 from stream.events import EventLimits
 
 __all__ = [
@@ -46,6 +49,10 @@ class KafkaSettings(_Section):
     input_topic: str = Field("rag.interactions", description="RAG interaction events")
     dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
     scores_topic: str = Field("rag.scores", description="one scorecard per valid event")
+    alarms_topic: str = Field("rag.alarms", description="drift alarm transitions (JSON)")
+    state_topic: str = Field(
+        "rag.monitor.state", description="drift detector snapshots (compacted, ragpulse-only)"
+    )
     group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
     client_id: str = Field("ragpulse", description="Kafka client id")
     auto_offset_reset: Literal["earliest", "latest"] = Field(
@@ -134,6 +141,12 @@ class Settings(BaseSettings):
     labels: LabelSettings = Field(default_factory=LabelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    drift: DriftSettings = Field(default_factory=DriftSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    data_dir: Path = Field(
+        Path(tempfile.gettempdir()) / "ragpulse",
+        description="writable working directory of the stream engine (faust datadir)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="DEBUG also shows faust/aiokafka internals"
     )

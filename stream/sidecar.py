@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import time
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
 import faust
+from aiokafka import AIOKafkaProducer
 
 from exporters import Metrics, MetricsServer
-from stream.kafka_config import ensure_topics, faust_credentials
+from monitors.alarms import AlarmEvent
+from stream.drift_state import load_state, state_key
+from stream.kafka_config import aiokafka_kwargs, ensure_topics, faust_credentials
 from stream.pipeline import Pipeline, Result
+from stream.retry import Backoff, classify
 from stream.settings import Settings
 
 __all__ = ["Sidecar", "dlq_headers"]
@@ -55,6 +61,7 @@ class Sidecar:
         self._broker_ok = False
         self._started = False
         self.server: MetricsServer | None = None
+        self._state_producer: AIOKafkaProducer | None = None
 
     def _build_app(self) -> faust.App:
         k = self.settings.kafka
@@ -75,6 +82,7 @@ class Sidecar:
             producer_acks=-1,
             web_enabled=False,
             store="memory://",
+            datadir=str(self.settings.data_dir),
         )
         raw: dict[str, Any] = {
             "key_type": bytes,
@@ -85,6 +93,7 @@ class Sidecar:
         source = app.topic(k.input_topic, **raw)
         scores = app.topic(k.scores_topic, **raw)
         dlq = app.topic(k.dlq_topic, **raw)
+        self._alarms_topic = app.topic(k.alarms_topic, **raw)
 
         async def detect(stream: faust.StreamT) -> None:
             async for event in stream.events():
@@ -93,6 +102,8 @@ class Sidecar:
                 result = self.pipeline.process(event.value)
                 if result.outcome == "scored":
                     await scores.send(key=event.key, value=result.scorecard_bytes())
+                    for alarm in result.alarms:
+                        await self._publish_alarm(alarm)
                 elif result.outcome == "invalid":
                     headers = dlq_headers(result, msg.topic, msg.partition, msg.offset)
                     await dlq.send(key=event.key, value=event.value, headers=headers)
@@ -135,6 +146,101 @@ class Sidecar:
             lag = high - (done + 1) if done is not None else high
             self.metrics.consumer_lag.labels(str(tp.partition)).set(max(lag, 0))
 
+    async def _publish_alarm(self, alarm: AlarmEvent) -> None:
+        body = json.dumps(alarm.to_dict()).encode()
+        await self._alarms_topic.send(key=alarm.metric.encode(), value=body)
+
+    @staticmethod
+    def _threadsafe(
+        loop: asyncio.AbstractEventLoop, fn: Callable[[], Coroutine[Any, Any, Any]]
+    ) -> Any:
+        """Run `fn` on the event loop (where the pipeline lives) from the HTTP thread."""
+        return asyncio.run_coroutine_threadsafe(fn(), loop).result(timeout=10)
+
+    async def rebaseline(self) -> dict[str, Any]:
+        """POST /drift/rebaseline: every stream takes its current level as the new normal."""
+        drift = self.pipeline.drift
+        if drift is None:
+            return {"rebaselined": 0, "cleared": []}
+        cleared = drift.rebaseline()
+        for alarm in cleared:
+            self.metrics.drift_alarm.labels(alarm.metric, alarm.detector, alarm.service).set(0)
+            self.pipeline.events.drift_alarm(alarm)
+            await self._publish_alarm(alarm)
+        log.warning("drift: operator re-baseline of %d streams", len(drift.streams))
+        return {"rebaselined": len(drift.streams), "cleared": [a.to_dict() for a in cleared]}
+
+    async def _connect(self, stop: asyncio.Event) -> bool:
+        """Topics, drift state, faust start; retried with backoff while the broker is away.
+
+        /healthz stays 200 and /readyz 503 meanwhile, so Kubernetes neither restarts the
+        container nor (in standalone mode) routes to it. Returns False when stopped first
+        or on a non-transient error.
+        """
+        s = self.settings
+        delays = Backoff().delays()
+        attempt = 0
+        while not stop.is_set():
+            attempt += 1
+            try:
+                if s.kafka.create_topics:
+                    await ensure_topics(s.kafka)
+                await self._restore_drift()
+                await self.app.start()
+                return True
+            except Exception as exc:
+                if classify(exc) == "give_up":
+                    log.error("cannot start: %s: %s", type(exc).__name__, exc)
+                    return False
+                delay = next(delays)
+                if attempt <= 3 or attempt % 10 == 0:  # bounded logging while the broker is away
+                    log.warning(
+                        "broker %s unreachable (%s), attempt %d; retrying in %.1fs",
+                        s.kafka.bootstrap_servers, type(exc).__name__, attempt, delay,
+                    )  # fmt: skip
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), max(delay, 0.01))
+        return False
+
+    async def _stop_app(self) -> None:
+        await self.app.stop()  # drains the agent, flushes, commits
+        try:
+            await self.snapshot_drift()  # after the drain: includes every committed event
+        finally:
+            if self._state_producer is not None:
+                await self._state_producer.stop()
+
+    async def _restore_drift(self) -> None:
+        drift = self.pipeline.drift
+        if drift is None:
+            return
+        state = await load_state(self.settings.kafka)
+        restored = drift.restore(state)
+        for key in drift.active():
+            self.metrics.drift_alarm.labels(key.metric, key.detector, key.service).set(1)
+        log.info("drift state: restored %d streams, %d alarms up", restored, len(drift.active()))
+
+    async def snapshot_drift(self) -> None:
+        drift = self.pipeline.drift
+        if drift is None:
+            return
+        if self._state_producer is None:
+            self._state_producer = AIOKafkaProducer(**aiokafka_kwargs(self.settings.kafka))
+            await self._state_producer.start()
+        k = self.settings.kafka
+        for sid, blob in drift.snapshot().items():
+            await self._state_producer.send(k.state_topic, blob, key=state_key(k.group_id, sid))
+        await self._state_producer.flush()
+
+    async def _snapshot_loop(self) -> None:
+        every = self.settings.drift.snapshot_every_s
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.snapshot_drift()
+            except Exception as exc:  # retried at the next period; never stops the stream
+                log.warning("drift snapshot failed: %s", type(exc).__name__)
+
     async def run(self, stop: asyncio.Event | None = None, install_signals: bool = True) -> int:
         """Run until `stop`, SIGTERM/SIGINT or a faust crash; return the exit code."""
         stop = stop or asyncio.Event()
@@ -143,16 +249,27 @@ class Sidecar:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
         s = self.settings
+        actions = {"/drift/rebaseline": lambda: self._threadsafe(loop, self.rebaseline)}
         self.server = MetricsServer(
-            self.metrics.registry, self.readiness, s.server.host, s.server.port
+            self.metrics.registry, self.readiness, s.server.host, s.server.port, actions
         ).start()
         log.info("serving /metrics on %s/metrics", self.server.url)
-        if s.kafka.create_topics:
-            await ensure_topics(s.kafka)
-        await self.app.start()
+        try:
+            if not await self._connect(stop):
+                return 0 if stop.is_set() else 1
+            return await self._serve(stop)
+        finally:
+            self.server.stop()
+            if install_signals:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
+
+    async def _serve(self, stop: asyncio.Event) -> int:
+        s = self.settings
         self._started = True
         await self.refresh_lag()
         lag_task = asyncio.create_task(self._watch_lag())
+        snap_task = asyncio.create_task(self._snapshot_loop())
         code = 0
         try:
             while not stop.is_set():
@@ -164,10 +281,11 @@ class Sidecar:
                     await asyncio.wait_for(stop.wait(), 0.5)
         finally:
             lag_task.cancel()
+            snap_task.cancel()
             started = time.monotonic()
             log.info("stopping: draining and committing (deadline %.0fs)", s.shutdown_timeout_s)
             try:
-                await asyncio.wait_for(self.app.stop(), s.shutdown_timeout_s)
+                await asyncio.wait_for(self._stop_app(), s.shutdown_timeout_s)
             except TimeoutError:
                 log.error(
                     "drain deadline of %.0fs passed; uncommitted events are redone on restart",
@@ -176,8 +294,4 @@ class Sidecar:
                 code = code or 1
             log.info("stopped in %.1fs", time.monotonic() - started)
             self._started = False
-            self.server.stop()
-            if install_signals:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    loop.remove_signal_handler(sig)
         return code

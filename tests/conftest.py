@@ -36,11 +36,13 @@ class Topics:
     dlq: str
     scores: str
     group: str
+    alarms: str
+    state: str
 
     @classmethod
     def unique(cls) -> Topics:
-        tag = uuid.uuid4().hex[:8]
-        return cls(f"in-{tag}", f"in-{tag}.dlq", f"scores-{tag}", f"ragpulse-{tag}")
+        t = uuid.uuid4().hex[:8]
+        return cls(f"in-{t}", f"in-{t}.dlq", f"scores-{t}", f"rp-{t}", f"alarms-{t}", f"state-{t}")
 
 
 def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes]]) -> None:
@@ -128,6 +130,8 @@ class SidecarProcess:
                 "RAGPULSE_KAFKA__DLQ_TOPIC": self.topics.dlq,
                 "RAGPULSE_KAFKA__SCORES_TOPIC": self.topics.scores,
                 "RAGPULSE_KAFKA__GROUP_ID": self.topics.group,
+                "RAGPULSE_KAFKA__ALARMS_TOPIC": self.topics.alarms,
+                "RAGPULSE_KAFKA__STATE_TOPIC": self.topics.state,
                 "RAGPULSE_KAFKA__COMMIT_INTERVAL_S": "0.5",
                 "RAGPULSE_KAFKA__SESSION_TIMEOUT_S": "6",
                 "RAGPULSE_KAFKA__REBALANCE_TIMEOUT_S": "3",
@@ -207,3 +211,11 @@ def sidecar_factory(broker: EmbeddedBroker, tmp_path: Path) -> Iterator:  # type
     yield make
     for sc in started:
         sc.kill()
+
+
+@pytest.fixture(autouse=True)
+def _no_retry_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries in-process cost no wall time (subprocess sidecars keep real backoff)."""
+    from stream.retry import Backoff
+
+    monkeypatch.setattr(Backoff, "scale", 0.0)

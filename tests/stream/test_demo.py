@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,7 +14,7 @@ import urllib.error
 import pytest
 
 from stream.broker import free_port
-from tests.conftest import REPO, sample, scrape
+from tests.conftest import REPO, consume_all, sample, scrape
 
 pytestmark = pytest.mark.broker
 
@@ -32,7 +34,9 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
     log = tmp_path / "demo.log"
     with log.open("wb") as out:
-        args = ["demo", "--duration", "35", "--degrade-after", "10", "--port", str(port)]
+        # 100 events/s: the drift reference windows (2,000 events) fill before the switch
+        args = ["demo", "--rate", "100", "--duration", "55", "--degrade-after", "25"]
+        args += ["--port", str(port)]
         proc = subprocess.Popen(
             [sys.executable, "-m", "stream.cli", *args],
             cwd=REPO,
@@ -62,6 +66,21 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
                 if name == "ragpulse_scored_events_total" and v > 0
             }
         assert {"v1.4", "v1.5-degraded"} <= versions  # the injected regression is visible
+
+        # ... and raises drift alarms, in /metrics and on the alarms topic
+        up: set[str] = set()
+        while time.monotonic() - started < 50 and not up:
+            time.sleep(1)
+            up = {
+                dict(labels)["metric"]
+                for (name, labels), v in scrape(f"http://127.0.0.1:{port}/metrics").items()
+                if name == "ragpulse_drift_alarm" and v == 1
+            }
+        assert up & {"refusal", "invented_identifier", "training_cutoff_excuse"}, log.read_text()
+        match = re.search(r"broker on (127\.0\.0\.1:\d+)", log.read_text())
+        assert match is not None
+        alarms = [json.loads(r.value) for r in consume_all(match.group(1), "rag.alarms", len(up))]
+        assert {a["metric"] for a in alarms if a["state"] == "raised"} >= up
         assert proc.wait(60) == 0, log.read_text()
     finally:
         if proc.poll() is None:

@@ -1,0 +1,329 @@
+"""The PromQL of ragpulse: helpers shared with the dashboard, and `RuleBuilder`, which
+writes the recording and alerting rules for an `AlertSettings`.
+
+Only names from docs/metrics.md and DESIGN.md "Prometheus names" appear here. The tests
+check and unit-test every rule with `promtool`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from exporters.rules import AlertSettings, _Alert
+
+__all__ = [
+    "DURATION_PATTERN",
+    "JUDGE_ATTEMPTS",
+    "LABEL_PATTERN",
+    "SEVERITY_BANDS",
+    "RuleBuilder",
+    "by",
+    "duration_seconds",
+    "percent",
+    "regex_alternation",
+]
+
+#: judge outcomes that mean "the judge was called": the denominator of the error ratio
+JUDGE_ATTEMPTS = 'outcome=~"ok|judge_error"'
+
+#: severity bands of judge scores (DESIGN.md) as (name, lower `le`, upper `le`) of the
+#: `ragpulse_metric_score` histogram, whose buckets sit on the band edges
+SEVERITY_BANDS: tuple[tuple[str, str | None, str], ...] = (
+    ("severe", None, "0.3"),
+    ("moderate", "0.3", "0.6"),
+    ("minor", "0.6", "0.85"),
+    ("none", "0.85", "+Inf"),
+)
+
+#: a Prometheus duration such as 90s, 10m, 1h30m, 7d
+DURATION_PATTERN = r"^([0-9]+(ms|s|m|h|d|w|y))+$"
+#: label names, and the values ragpulse writes into matchers (metric, failure mode, gate)
+LABEL_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
+
+_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+
+
+def duration_seconds(duration: str) -> float:
+    """Seconds in a Prometheus duration string ('1h30m' -> 5400.0)."""
+    parts = _DURATION_PART.findall(duration)
+    if not parts or "".join(n + u for n, u in parts) != duration:
+        raise ValueError(f"not a Prometheus duration: {duration!r}")
+    return float(sum(int(n) * _UNIT_SECONDS[u] for n, u in parts))
+
+
+def by(*labels: str | Iterable[str]) -> str:
+    """`by (a, b, c)` from names and lists of names, in order, without duplicates."""
+    names: list[str] = []
+    for item in labels:
+        for name in [item] if isinstance(item, str) else item:
+            if name not in names:
+                names.append(name)
+    return f"by ({', '.join(names)})"
+
+
+def regex_alternation(values: Iterable[str]) -> str:
+    """`a|b|c` (sorted) for a `=~` / `!~` matcher; the values are label-name-safe."""
+    return "|".join(sorted(set(values)))
+
+
+def percent(ratio: float) -> str:
+    """0.05 -> '5%', 0.005 -> '0.5%' (for annotation text)."""
+    return f"{ratio * 100:g}%"
+
+
+Rule = dict[str, Any]
+
+
+def _record(name: str, expr: str) -> Rule:
+    return {"record": name, "expr": expr}
+
+
+class RuleBuilder:
+    """The recording and alerting rules for one `AlertSettings`."""
+
+    def __init__(self, alerts: AlertSettings) -> None:
+        self.a = alerts
+        self.agg = list(alerts.aggregate_by)
+
+    def _alert(
+        self,
+        name: str,
+        expr: str,
+        cfg: _Alert,
+        summary: str,
+        description: str,
+        severity: str | None = None,
+        **labels: str,
+    ) -> Rule:
+        """One alerting rule; `labels` repeat a series label so that per-threshold rules of
+        one alert differ in their labels (promtool's duplicate-rule lint)."""
+        return {
+            "alert": name,
+            "expr": expr,
+            "for": cfg.for_duration,
+            "labels": {**self.a.labels, **labels, "severity": severity or cfg.severity},
+            "annotations": {
+                "summary": summary,
+                "description": description,
+                "runbook_url": f"{self.a.runbook_base_url}#{name.lower()}",
+            },
+        }
+
+    # -- recording rules: one name per aggregate the alerts (and people) read -------------
+    def recording_rules(self) -> list[Rule]:
+        a, agg = self.a, self.agg
+        rules: list[Rule] = []
+        if a.failure_modes.enabled:
+            w = a.failure_modes.window
+            scored = f"rate(ragpulse_scored_events_total[{w}])"
+            modes = f"rate(ragpulse_failure_modes_total[{w}])"
+            rules += [
+                _record(
+                    f"ragpulse:scored_events:rate{w}",
+                    f"sum {by(agg, 'service', 'prompt_version')} ({scored})",
+                ),
+                _record(
+                    f"ragpulse:failure_mode_ratio:rate{w}",
+                    f"sum {by(agg, 'failure_mode', 'service', 'prompt_version')} ({modes})\n"
+                    f"  / ignoring (failure_mode) group_left\nragpulse:scored_events:rate{w}",
+                ),
+            ]
+        if a.dead_letters.enabled:
+            w = a.dead_letters.window
+            events = f"ragpulse:events:rate{w}"
+            rules += [
+                _record(events, f"sum {by(agg, 'outcome')} (rate(ragpulse_events_total[{w}]))"),
+                _record(
+                    f"ragpulse:dead_letter_ratio:rate{w}",
+                    f'{events}{{outcome="dead_lettered"}}\n'
+                    f'  / ignoring (outcome)\n{events}{{outcome="consumed"}}',
+                ),
+            ]
+        if a.judge_errors.enabled:
+            w, j = a.judge_errors.window, by(agg, "judge")
+            calls = f"ragpulse_judge_requests_total{{{JUDGE_ATTEMPTS}}}"
+            failed = 'ragpulse_judge_requests_total{outcome="judge_error"}'
+            rules += [
+                _record(f"ragpulse:judge_requests:rate{w}", f"sum {j} (rate({calls}[{w}]))"),
+                _record(
+                    f"ragpulse:judge_error_ratio:rate{w}",
+                    f"sum {j} (rate({failed}[{w}]))\n  /\nragpulse:judge_requests:rate{w}",
+                ),
+            ]
+        if a.score_regression.enabled:
+            s = a.score_regression
+            w, b, m = s.window, s.baseline_window, by(agg, "metric")
+            count = f"sum {m} (rate(ragpulse_metric_score_count[{w}]))"
+            rules += [
+                _record(
+                    f"ragpulse:metric_score:mean{w}",
+                    f"sum {m} (rate(ragpulse_metric_score_sum[{w}]))\n  /\n({count} > 0)",
+                ),
+                _record(
+                    f"ragpulse:metric_score_count:increase{w}",
+                    f"sum {m} (increase(ragpulse_metric_score_count[{w}]))",
+                ),
+                _record(
+                    f"ragpulse:metric_score:mean{w}_avg{b}",
+                    f"avg_over_time(ragpulse:metric_score:mean{w}[{b}] offset {w})",
+                ),
+            ]
+        if a.consumer_lag.enabled:
+            lag = f"sum {by(agg)} (ragpulse_consumer_lag)"
+            rules.append(_record("ragpulse:consumer_lag:sum", lag))
+        return rules
+
+    # -- alerting rules ---------------------------------------------------------------------
+    def alerting_rules(self) -> list[Rule]:
+        a = self.a
+        parts = [
+            (a.drift, self._drift),
+            (a.score_regression, self._score_regression),
+            (a.critical_gate, self._critical_gate),
+            (a.judge_errors, self._judge_errors),
+            (a.consumer_lag, self._consumer_lag),
+            (a.no_events, self._no_events),
+            (a.failure_modes, self._failure_modes),
+            (a.dead_letters, self._dead_letters),
+            (a.not_ready, self._not_ready),
+        ]
+        return [rule for cfg, make in parts if cfg.enabled for rule in make()]
+
+    def _drift(self) -> list[Rule]:
+        expr = f"max {by(self.agg, 'metric', 'detector', 'service')} (ragpulse_drift_alarm) > 0"
+        return [self._alert(
+            "RagpulseDriftAlarm", expr, self.a.drift,
+            "Drift on {{ $labels.metric }} ({{ $labels.detector }}),"
+            " service {{ $labels.service }}",
+            "The {{ $labels.detector }} drift detector reports that {{ $labels.metric }} of service"
+            " {{ $labels.service }} left its reference band. The alarm event on rag.alarms has"
+            " the direction, reference mean, current mean and since when.",
+        )]  # fmt: skip
+
+    def _score_regression(self) -> list[Rule]:
+        s = self.a.score_regression
+        w, b = s.window, s.baseline_window
+        mean, base = f"ragpulse:metric_score:mean{w}", f"ragpulse:metric_score:mean{w}_avg{b}"
+        rules = []
+        cases = [(f'metric="{m}"', f, {"metric": m}) for m, f in sorted(s.floors.items())]
+        other = f'metric!~"{regex_alternation(s.floors)}"' if s.floors else ""
+        cases.append((other, s.default_floor, {}))
+        for matcher, floor, labels in cases:
+            expr = (
+                f"{mean}{{{matcher}}} < {floor:g}\nand\n{mean}{{{matcher}}} < {base} - {s.margin:g}"
+                f"\nand\nragpulse:metric_score_count:increase{w} >= {s.min_samples}"
+            )
+            rules.append(self._alert(
+                "RagpulseScoreRegression", expr, s,
+                "{{ $labels.metric }} mean score fell to {{ printf \"%.2f\" $value }}",
+                f"The {w} mean of judge metric {{{{ $labels.metric }}}} is"
+                f" {{{{ printf \"%.3f\" $value }}}}: below its floor {floor:g} and more than"
+                f" {s.margin:g} below its own {b} level (at least {s.min_samples} judged turns).",
+                **labels,
+            ))  # fmt: skip
+        return rules
+
+    def _critical_gate(self) -> list[Rule]:
+        g = self.a.critical_gate
+        sel = f'gate=~"{regex_alternation(g.gates)}", window="{g.window}"'
+        expr = f"avg {by(self.agg, 'gate')} (ragpulse_gate_pass_ratio{{{sel}}}) < {g.floor:g}"
+        return [self._alert(
+            "RagpulseCriticalGateFailing", expr, g,
+            "Critical gate {{ $labels.gate }} passes only {{ $value | humanizePercentage }}",
+            f"Over the {g.window} window only {{{{ $value | humanizePercentage }}}} of judged turns"
+            f" pass the critical gate {{{{ $labels.gate }}}} (floor {percent(g.floor)}).",
+        )]  # fmt: skip
+
+    def _judge_errors(self) -> list[Rule]:
+        j = self.a.judge_errors
+        w = j.window
+        expr = (
+            f"ragpulse:judge_error_ratio:rate{w} > {j.ceiling:g}\nand\n"
+            f"ragpulse:judge_requests:rate{w} * {duration_seconds(w):g} >= {j.min_requests}"
+        )
+        return [self._alert(
+            "RagpulseJudgeErrorRatioHigh", expr, j,
+            "Judge {{ $labels.judge }} fails {{ $value | humanizePercentage }} of calls",
+            f"{{{{ $value | humanizePercentage }}}} of calls to judge {{{{ $labels.judge }}}} ended"
+            f" as judge_error over {w} (ceiling {percent(j.ceiling)}). Sampled turns go"
+            " unscored; the detector path keeps running.",
+        )]  # fmt: skip
+
+    def _consumer_lag(self) -> list[Rule]:
+        c = self.a.consumer_lag
+        lag = "ragpulse:consumer_lag:sum"
+        expr = f"{lag} > {c.ceiling}\nand\nderiv({lag}[{c.growth_window}]) > 0"
+        return [self._alert(
+            "RagpulseConsumerLagGrowing", expr, c,
+            "ragpulse is {{ $value | humanize }} messages behind and falling further",
+            f"Consumer lag summed over partitions is {{{{ $value | humanize }}}} messages (ceiling"
+            f" {c.ceiling}) and grew over the last {c.growth_window}.",
+        )]  # fmt: skip
+
+    def _no_events(self) -> list[Rule]:
+        n = self.a.no_events
+        ts = "ragpulse_last_event_timestamp_seconds"
+        secs = f"{duration_seconds(n.silence):g}"
+        expr = f"time() - max {by(self.agg)} ({ts}) > {secs}\nor\nabsent({ts})"
+        return [self._alert(
+            "RagpulseNoEvents", expr, n,
+            f"ragpulse has read no event for more than {n.silence}",
+            f"No message was read from the input topic for more than {n.silence}, or no series"
+            f" {ts} exists at all (no ragpulse instance is scraped). Nothing is watching the"
+            " RAG service's answers.",
+        )]  # fmt: skip
+
+    def _failure_modes(self) -> list[Rule]:
+        f, agg = self.a.failure_modes, self.agg
+        w = f.window
+        own = sorted(set(f.ceilings) | set(f.mode_severity))
+        cases = [(f'failure_mode="{m}"', f.ceilings.get(m, f.default_ceiling), m) for m in own]
+        other = f'failure_mode!~"{regex_alternation(own)}"' if own else ""
+        cases.append((other, f.default_ceiling, ""))
+        volume = f"ragpulse:scored_events:rate{w} * {duration_seconds(w):g} >= {f.min_events}"
+        rules = []
+        for matcher, ceiling, mode in cases:
+            expr = (
+                f"ragpulse:failure_mode_ratio:rate{w}{{{matcher}}} > {ceiling:g}\n"
+                f"and on ({', '.join([*agg, 'service', 'prompt_version'])})\n{volume}"
+            )
+            rules.append(self._alert(
+                "RagpulseFailureModeRateHigh", expr, f,
+                "{{ $labels.failure_mode }} in {{ $value | humanizePercentage }} of turns of"
+                " {{ $labels.service }} / {{ $labels.prompt_version }}",
+                f"{{{{ $value | humanizePercentage }}}} of scored turns of service"
+                " {{ $labels.service }}, prompt version {{ $labels.prompt_version }} show"
+                f" {{{{ $labels.failure_mode }}}} over {w} (ceiling {percent(ceiling)}).",
+                severity=f.mode_severity.get(mode),
+                **({"failure_mode": mode} if mode else {}),
+            ))  # fmt: skip
+        return rules
+
+    def _dead_letters(self) -> list[Rule]:
+        d = self.a.dead_letters
+        w = d.window
+        expr = (
+            f"ragpulse:dead_letter_ratio:rate{w} > {d.ceiling:g}\nand ignoring (outcome)\n"
+            f'ragpulse:events:rate{w}{{outcome="consumed"}} * {duration_seconds(w):g}'
+            f" >= {d.min_events}"
+        )
+        return [self._alert(
+            "RagpulseDeadLetterRatioHigh", expr, d,
+            "{{ $value | humanizePercentage }} of messages go to the dead-letter topic",
+            f"{{{{ $value | humanizePercentage }}}} of consumed messages were dead-lettered"
+            f" over {w} (ceiling {percent(d.ceiling)}); ragpulse_invalid_events_total says why.",
+        )]  # fmt: skip
+
+    def _not_ready(self) -> list[Rule]:
+        n = self.a.not_ready
+        return [self._alert(
+            "RagpulseNotReady", f"max {by(self.agg)} (ragpulse_ready) == 0", n,
+            "No ragpulse replica is ready",
+            f"No replica of this ragpulse deployment has answered /readyz with 200 for"
+            f" {n.for_duration}: no consumer has a partition assignment or the broker has not"
+            " answered. Nothing is being consumed.",
+        )]  # fmt: skip

@@ -1,0 +1,103 @@
+{{/*
+The ragpulse container, shared by the standalone Deployment and the sidecar templates.
+Call with (dict "ctx" <ragpulse chart context> "sidecar" <bool>); renders one list item.
+*/}}
+{{- define "ragpulse.container" -}}
+{{- $ := .ctx }}
+{{- $sidecar := .sidecar }}
+{{- $port := include "ragpulse.httpPort" $ | int }}
+{{- $p := $.Values.probes -}}
+- name: ragpulse
+  image: {{ include "ragpulse.image" $ | quote }}
+  imagePullPolicy: {{ $.Values.image.pullPolicy }}
+  {{- if and $sidecar $.Values.sidecar.native }}
+  restartPolicy: Always
+  {{- end }}
+  args: ["run"]
+  ports:
+    - name: ragpulse-http
+      containerPort: {{ $port }}
+      protocol: TCP
+  env:
+    - name: RAGPULSE_CONFIG
+      value: /etc/ragpulse/config.yaml
+    # faust's data directory defaults to the working directory; the root fs is read-only
+    - name: FAUST_DATADIR
+      value: /tmp/ragpulse-data
+    {{- with $.Values.secrets }}
+    {{- if .kafkaSaslPasswordKey }}
+    - name: RAGPULSE_KAFKA__SASL_PASSWORD
+      valueFrom:
+        secretKeyRef:
+          name: {{ .existingSecret | quote }}
+          key: {{ .kafkaSaslPasswordKey | quote }}
+    {{- end }}
+    {{- if .judgeApiKeyKey }}
+    - name: RAGPULSE_JUDGE__API_KEY
+      valueFrom:
+        secretKeyRef:
+          name: {{ .existingSecret | quote }}
+          key: {{ .judgeApiKeyKey | quote }}
+    {{- end }}
+    {{- end }}
+    {{- with $.Values.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with $.Values.extraEnvFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if or (not $sidecar) $.Values.sidecar.startupProbe }}
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: ragpulse-http
+    periodSeconds: {{ $p.startup.periodSeconds }}
+    timeoutSeconds: {{ $p.startup.timeoutSeconds }}
+    failureThreshold: {{ $p.startup.failureThreshold }}
+  {{- end }}
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: ragpulse-http
+    periodSeconds: {{ $p.liveness.periodSeconds }}
+    timeoutSeconds: {{ $p.liveness.timeoutSeconds }}
+    failureThreshold: {{ $p.liveness.failureThreshold }}
+  {{- if or (not $sidecar) $.Values.sidecar.readinessProbe }}
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: ragpulse-http
+    periodSeconds: {{ $p.readiness.periodSeconds }}
+    timeoutSeconds: {{ $p.readiness.timeoutSeconds }}
+    failureThreshold: {{ $p.readiness.failureThreshold }}
+  {{- end }}
+  resources:
+    {{- toYaml $.Values.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml $.Values.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: ragpulse-config
+      mountPath: /etc/ragpulse
+      readOnly: true
+    - name: ragpulse-tmp
+      mountPath: /tmp
+    {{- with $.Values.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end }}
+
+{{/* The volumes the container mounts: the config ConfigMap and the /tmp emptyDir. */}}
+{{- define "ragpulse.volumes" -}}
+- name: ragpulse-config
+  configMap:
+    name: {{ include "ragpulse.fullname" . }}
+- name: ragpulse-tmp
+  {{- $tmp := dict }}
+  {{- with .Values.tmpDir.medium }}{{ $_ := set $tmp "medium" . }}{{ end }}
+  {{- with .Values.tmpDir.sizeLimit }}{{ $_ := set $tmp "sizeLimit" . }}{{ end }}
+  emptyDir: {{- toYaml $tmp | nindent 4 }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,126 @@
+{{/* Names, labels and derived values shared by every template. */}}
+
+{{- define "ragpulse.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ragpulse.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ragpulse.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ragpulse.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ragpulse.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ragpulse.labels" -}}
+helm.sh/chart: {{ include "ragpulse.chart" . }}
+{{ include "ragpulse.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: {{ .Values.mode }}
+{{- end }}
+
+{{- define "ragpulse.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ragpulse.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ragpulse.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* The HTTP port ragpulse listens on (config.server.port, default 9108). */}}
+{{- define "ragpulse.httpPort" -}}
+{{- dig "server" "port" 9108 (.Values.config | default dict) | int }}
+{{- end }}
+
+{{/* The drain deadline after SIGTERM (config.shutdown_timeout_s, default 20). */}}
+{{- define "ragpulse.shutdownTimeout" -}}
+{{- dig "shutdown_timeout_s" 20 (.Values.config | default dict) | float64 }}
+{{- end }}
+
+{{/* terminationGracePeriodSeconds: explicit, else ceil(shutdown_timeout_s) + 10. */}}
+{{- define "ragpulse.terminationGracePeriodSeconds" -}}
+{{- $shutdown := include "ragpulse.shutdownTimeout" . | float64 }}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
+{{- add (ceil $shutdown | int) 10 }}
+{{- else }}
+{{- $grace := .Values.terminationGracePeriodSeconds | int }}
+{{- if le ($grace | float64) $shutdown }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed config.shutdown_timeout_s (%v): Kubernetes kills the container before ragpulse drains and commits" $grace $shutdown) }}
+{{- end }}
+{{- $grace }}
+{{- end }}
+{{- end }}
+
+{{/* config.yaml as rendered into the ConfigMap (also hashed into a pod annotation). */}}
+{{- define "ragpulse.configYaml" -}}
+{{- toYaml (.Values.config | default dict) }}
+{{- end }}
+
+{{- define "ragpulse.configChecksum" -}}
+{{- include "ragpulse.configYaml" . | sha256sum }}
+{{- end }}
+
+{{/* Label that marks a pod carrying the ragpulse sidecar (PodMonitor default selector). */}}
+{{- define "ragpulse.sidecarLabelKey" -}}
+ragpulse.io/sidecar
+{{- end }}
+
+{{/* Fail early with a readable message on values the schema cannot express. */}}
+{{- define "ragpulse.validate" -}}
+{{- $config := .Values.config | default dict }}
+{{- $kafka := get $config "kafka" | default dict }}
+{{- $judge := get $config "judge" | default dict }}
+{{- if and (kindIs "map" $kafka) (hasKey $kafka "sasl_password") }}
+{{- fail "config.kafka.sasl_password must not be set in values: the chart never renders secrets. Put the password into a Secret and set secrets.existingSecret and secrets.kafkaSaslPasswordKey" }}
+{{- end }}
+{{- if and (kindIs "map" $judge) (hasKey $judge "api_key") }}
+{{- fail "config.judge.api_key must not be set in values: the chart never renders secrets. Put the key into a Secret and set secrets.existingSecret and secrets.judgeApiKeyKey" }}
+{{- end }}
+{{- if and (or .Values.secrets.kafkaSaslPasswordKey .Values.secrets.judgeApiKeyKey) (not .Values.secrets.existingSecret) }}
+{{- fail "secrets.kafkaSaslPasswordKey / secrets.judgeApiKeyKey name keys of a Secret: set secrets.existingSecret to its name" }}
+{{- end }}
+{{- $_ := include "ragpulse.terminationGracePeriodSeconds" . }}
+{{- if eq .Values.mode "standalone" }}
+{{- $parts := .Values.inputTopicPartitions }}
+{{- if not (kindIs "invalid" $parts) }}
+{{- if gt (int .Values.replicaCount) (int $parts) }}
+{{- fail (printf "replicaCount (%d) exceeds inputTopicPartitions (%d): consumers beyond the partition count stay idle" (int .Values.replicaCount) (int $parts)) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.maxReplicas) (int $parts)) }}
+{{- fail (printf "autoscaling.maxReplicas (%d) exceeds inputTopicPartitions (%d): consumers beyond the partition count stay idle" (int .Values.autoscaling.maxReplicas) (int $parts)) }}
+{{- end }}
+{{- end }}
+{{- if and .Values.monitoring.serviceMonitor.enabled .Values.monitoring.podMonitor.enabled }}
+{{- fail "enable monitoring.serviceMonitor or monitoring.podMonitor, not both: Prometheus would scrape every pod twice" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
+{{- end }}
+{{- else if .Values.monitoring.serviceMonitor.enabled }}
+{{- fail "monitoring.serviceMonitor needs mode=standalone (there is no ragpulse Service in sidecar mode): use monitoring.podMonitor" }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,65 @@
+"""`proportion`: a rate shift on a 0/1 stream (refusals, failure modes, judge errors).
+
+The same reference-vs-recent scheduling as the window tests (see `monitors.drift.window`),
+with Fisher's exact test (`scipy.stats.fisher_exact`) on the 2x2 table of events and
+non-events in the reference and in the recent window. `direction` defaults to "up": a
+rising rate of a bad outcome. Samples must be 0 or 1 (or booleans).
+
+Chosen over river's binary detectors by the benchmark (BENCHMARKS.md, "Drift
+detection"): on a refusal rate rising from 2 % to 6 %, HDDM_A and HDDM_W missed most
+changes and DDM and EDDM raised tens of false alarms per 100,000 samples. Fisher's test
+is conservative on small counts, so the union bound (``alpha * 100_000 /
+check_every`` = 3 per 100,000 with the defaults) is loose; the measured rate is lower.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from scipy import stats
+
+from monitors.drift.base import register_drift_detector
+from monitors.drift.window import WindowTestDetector
+
+__all__ = ["ProportionDetector"]
+
+
+@register_drift_detector("proportion")
+class ProportionDetector(WindowTestDetector):
+    """Windowed two-proportion test; `reference_mean` / `recent_mean` are exact rates."""
+
+    binary = True
+    default_direction = "up"
+
+    _ALTERNATIVE: ClassVar[dict[str, str]] = {
+        "both": "two-sided",
+        "down": "less",
+        "up": "greater",
+    }
+
+    def __init__(
+        self,
+        *,
+        reference_size: int = 2000,
+        window_size: int = 300,
+        check_every: int = 10,
+        alpha: float = 3e-4,
+        cooldown: int = 300,
+        direction: str | None = None,
+    ) -> None:
+        super().__init__(
+            reference_size=reference_size,
+            window_size=window_size,
+            check_every=check_every,
+            alpha=alpha,
+            cooldown=cooldown,
+            direction=direction,
+        )
+
+    def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
+        k_ref = int(reference.sum())
+        k_rec = int(recent.sum())
+        table = [[k_rec, recent.size - k_rec], [k_ref, reference.size - k_ref]]
+        alt = self._ALTERNATIVE[self.direction]
+        return float(stats.fisher_exact(table, alternative=alt).pvalue)

@@ -1,0 +1,165 @@
+"""Two-sample tests between a frozen reference window and a sliding recent window.
+
+The first `reference_size` samples become the reference; after it, the last
+`window_size` samples are compared with it every `check_every` samples by a scipy
+two-sample test, and a p-value below `alpha` is a detection. The recent window only
+ever holds samples taken after the reference, so under no change every test is a valid
+level-`alpha` test and, by the union bound, the expected number of false alarms per
+100,000 samples is at most ``alpha * 100_000 / check_every`` (0.04 with the defaults).
+That bound assumes independent samples; conversation-clustered scores break it (the
+benchmark measured 0.4-0.6 false alarms per 100,000 there, BENCHMARKS.md "Drift
+detection"), which is why the default `alpha` is this small.
+
+After a detection the detector waits `cooldown` samples, then takes the next
+`reference_size` samples as the new reference (automatic re-baselining);
+`rebaseline()` does the same at once, on operator command. Until a new reference is
+complete the previous one stays in force for `reference_mean`, and nothing is tested.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import ClassVar
+
+import numpy as np
+from scipy import stats
+
+from monitors.drift.base import (
+    BaseDriftDetector,
+    check_choice,
+    check_number,
+    register_drift_detector,
+)
+
+__all__ = ["KSWindowDetector", "MannWhitneyWindowDetector", "WindowTestDetector"]
+
+DIRECTIONS = ("both", "down", "up")
+
+
+class WindowTestDetector(BaseDriftDetector):
+    """Reference-vs-recent scheduling shared by the window tests; subclasses give `_pvalue`.
+
+    `reference_mean` / `recent_mean` are exact: the mean of the reference in force and
+    of the last `window_size` samples.
+    """
+
+    default_direction: ClassVar[str] = "both"
+
+    def __init__(
+        self,
+        *,
+        reference_size: int = 1000,
+        window_size: int = 300,
+        check_every: int = 50,
+        alpha: float = 2e-5,
+        cooldown: int = 300,
+        direction: str | None = None,
+    ) -> None:
+        owner = self.name
+        self.reference_size = check_number(
+            owner, "reference_size", reference_size, low=2, integer=True
+        )
+        self.window_size = check_number(owner, "window_size", window_size, low=2, integer=True)
+        self.check_every = check_number(owner, "check_every", check_every, low=1, integer=True)
+        self.alpha = check_number(owner, "alpha", alpha, low=0, high=1, open_low=True)
+        self.cooldown = check_number(owner, "cooldown", cooldown, low=0, integer=True)
+        self.direction = check_choice(
+            owner, "direction", direction or self.default_direction, DIRECTIONS
+        )
+        super().__init__()
+
+    def _reset_state(self) -> None:
+        self._ring = np.zeros(self.window_size, dtype=np.float64)
+        self._pos = 0
+        self._filled = 0
+        self._reference: np.ndarray | None = None
+        self._reference_mean: float | None = None
+        self._building: list[float] = []
+        self._cooling = 0
+        self._since_reference = 0  # samples since the reference in force was frozen
+        self.last_pvalue: float | None = None
+
+    def rebaseline(self) -> None:
+        """Take the next `reference_size` samples as the new reference (operator command)."""
+        self._cooling = 0
+        self._building = []
+        self._since_reference = -1  # marks "building"; see _step
+
+    @property
+    def testing(self) -> bool:
+        """True while a reference is in force and tests run (not warming up or cooling)."""
+        return self._reference is not None and self._since_reference >= 0 and not self._cooling
+
+    def _step(self, x: float) -> bool:
+        self._ring[self._pos] = x
+        self._pos = (self._pos + 1) % self.window_size
+        self._filled = min(self._filled + 1, self.window_size)
+        if self._cooling:
+            self._cooling -= 1
+            return False
+        if self._reference is None or self._since_reference < 0:
+            self._building.append(x)
+            if len(self._building) == self.reference_size:
+                self._reference = np.asarray(self._building, dtype=np.float64)
+                self._reference_mean = float(self._reference.mean())
+                self._building = []
+                self._since_reference = 0
+            return False
+        self._since_reference += 1
+        due = self._since_reference - self.window_size
+        if due < 0 or due % self.check_every:
+            return False
+        self.last_pvalue = float(self._pvalue(self._reference, self._ring))
+        if self.last_pvalue >= self.alpha:
+            return False
+        self.rebaseline()
+        self._cooling = self.cooldown
+        return True
+
+    @abstractmethod
+    def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float: ...
+
+    @property
+    def reference_mean(self) -> float | None:
+        return self._reference_mean
+
+    @property
+    def recent_mean(self) -> float | None:
+        if not self._filled:
+            return None
+        return float(self._ring[: self._filled].mean())
+
+
+@register_drift_detector("ks_window")
+class KSWindowDetector(WindowTestDetector):
+    """Two-sample Kolmogorov-Smirnov (`scipy.stats.ks_2samp`): any change of distribution.
+
+    `direction` "down" alarms only when recent values are stochastically smaller
+    (their CDF lies above the reference's somewhere), "up" the reverse.
+    """
+
+    _ALTERNATIVE: ClassVar[dict[str, str]] = {
+        "both": "two-sided",
+        "down": "greater",
+        "up": "less",
+    }
+
+    def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
+        alt = self._ALTERNATIVE[self.direction]
+        return float(stats.ks_2samp(recent, reference, alternative=alt, method="asymp").pvalue)
+
+
+@register_drift_detector("mannwhitney_window")
+class MannWhitneyWindowDetector(WindowTestDetector):
+    """Mann-Whitney U (`scipy.stats.mannwhitneyu`, tie-corrected): a shift of location."""
+
+    _ALTERNATIVE: ClassVar[dict[str, str]] = {
+        "both": "two-sided",
+        "down": "less",
+        "up": "greater",
+    }
+
+    def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
+        alt = self._ALTERNATIVE[self.direction]
+        result = stats.mannwhitneyu(recent, reference, alternative=alt, method="asymptotic")
+        return float(result.pvalue)

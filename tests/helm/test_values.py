@@ -1,0 +1,151 @@
+"""values.schema.json, lint, and secrets only by reference to existing Secrets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import helm_python as helm
+import pytest
+
+from tests.helm.manifests import CHART, notes, one, ragpulse_container, render, validate_all
+
+FAKE_SECRET = "s3cr3t-Do-Not-Render-7f1c"
+
+SECRETS = {
+    "secrets": {
+        "existingSecret": "ragpulse-credentials",
+        "kafkaSaslPasswordKey": "kafka-password",
+        "judgeApiKeyKey": "judge-api-key",
+    },
+    "config": {
+        "kafka": {
+            "security_protocol": "SASL_SSL",
+            "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_username": "ragpulse",
+        }
+    },
+}
+
+
+def test_chart_lints_clean_in_strict_mode() -> None:
+    for values in ({}, {"mode": "sidecar"}, SECRETS, {"autoscaling": {"enabled": True}}):
+        report = helm.lint(CHART, values, strict=True)
+        assert report["errors"] == [], values
+        assert [m for m in report["messages"] if m["severity"] >= 2] == [], values
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"replicaCount": "two"}, "at '/replicaCount': got string, want integer"),
+        ({"mode": "sidcar"}, "at '/mode': value must be one of 'standalone', 'sidecar'"),
+        (
+            {"config": {"server": {"port": "http"}}},
+            "at '/config/server/port': got string, want integer",
+        ),
+        ({"sidecar": {"nativ": True}}, "additional properties 'nativ' not allowed"),
+        ({"probes": {"liveness": {"periodSeconds": 0}}}, "at '/probes/liveness/periodSeconds'"),
+    ],
+)
+def test_schema_rejects_bad_values_with_a_readable_error(
+    chart: helm.Chart, values: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(helm.HelmValuesError) as info:
+        render(chart, values)
+    assert message in str(info.value)
+    assert "ragpulse" in str(info.value)
+
+
+def test_lint_reports_a_schema_violation() -> None:
+    report = helm.lint(CHART, {"replicaCount": "two"})
+    assert any("got string, want integer" in e for e in report["errors"])
+
+
+def test_secrets_are_referenced_never_inlined(chart: helm.Chart) -> None:
+    docs = render(chart, SECRETS)
+    validate_all(docs)
+    assert "Secret" not in {d["kind"] for d in docs}
+    env = {
+        e["name"]: e
+        for e in ragpulse_container(one(docs, "Deployment")["spec"]["template"]["spec"])["env"]
+    }
+    assert env["RAGPULSE_KAFKA__SASL_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "ragpulse-credentials",
+        "key": "kafka-password",
+    }
+    assert env["RAGPULSE_JUDGE__API_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": "ragpulse-credentials",
+        "key": "judge-api-key",
+    }
+    assert "value" not in env["RAGPULSE_KAFKA__SASL_PASSWORD"]
+
+
+def test_no_secret_env_without_keys(chart: helm.Chart) -> None:
+    env = ragpulse_container(one(render(chart), "Deployment")["spec"]["template"]["spec"])["env"]
+    assert not [e for e in env if "secretKeyRef" in e.get("valueFrom", {})]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {"config": {"kafka": {"sasl_password": FAKE_SECRET}}},
+            "config.kafka.sasl_password must not be set",
+        ),
+        ({"config": {"judge": {"api_key": FAKE_SECRET}}}, "config.judge.api_key must not be set"),
+        (
+            {"mode": "sidecar", "config": {"kafka": {"sasl_password": FAKE_SECRET}}},
+            "secrets.existingSecret",
+        ),
+    ],
+)
+def test_inline_secret_values_are_refused_without_echoing_them(
+    chart: helm.Chart, values: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(helm.HelmError) as info:
+        render(chart, values)
+    assert message in str(info.value)
+    assert FAKE_SECRET not in str(info.value)
+
+
+def test_secret_keys_need_the_secret_name(chart: helm.Chart) -> None:
+    with pytest.raises(helm.HelmError, match=r"set secrets\.existingSecret"):
+        render(chart, {"secrets": {"kafkaSaslPasswordKey": "password"}})
+
+
+def _containers(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    pods = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
+    return [c for pod in pods for c in pod.get("containers", []) + pod.get("initContainers", [])]
+
+
+def test_secret_env_comes_only_from_secret_refs_in_every_mode(
+    chart: helm.Chart, example: helm.Chart
+) -> None:
+    monitoring = {k: {"enabled": True} for k in ("podMonitor", "prometheusRule", "dashboard")}
+    renders = [
+        render(chart, {**SECRETS, **mode, "monitoring": monitoring})
+        for mode in ({}, {"mode": "sidecar"}, {"autoscaling": {"enabled": True}})
+    ]
+    renders.append(render(example, {"ragpulse": SECRETS}))
+    secret_like = ("PASSWORD", "API_KEY", "SECRET", "TOKEN")
+    checked = 0
+    for docs in renders:
+        for container in _containers(docs):
+            for env in container.get("env", []):
+                if any(word in env["name"] for word in secret_like):
+                    assert "value" not in env and "secretKeyRef" in env["valueFrom"], env
+                    checked += 1
+    assert checked == 6  # 2 variables x (standalone, autoscaled standalone, example sidecar)
+
+
+def test_example_refuses_an_inline_secret_too(example: helm.Chart) -> None:
+    values = {"ragpulse": {"config": {"kafka": {"sasl_password": FAKE_SECRET}}}}
+    with pytest.raises(helm.HelmError) as info:
+        render(example, values)
+    assert "config.kafka.sasl_password must not be set" in str(info.value)
+    assert FAKE_SECRET not in str(info.value)
+
+
+def test_notes_warn_when_sasl_has_no_password(chart: helm.Chart) -> None:
+    assert "WARNING" in notes(chart, {"config": SECRETS["config"]})
+    assert "WARNING" not in notes(chart, SECRETS)

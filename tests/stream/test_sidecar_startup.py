@@ -1,0 +1,58 @@
+"""Start-up without a broker: alive but not ready, retrying with backoff, ready once it appears."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from stream.broker import EmbeddedBroker, free_port
+from tests.conftest import SidecarProcess, Topics
+
+pytestmark = pytest.mark.broker
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_waits_for_the_broker_then_becomes_ready(tmp_path: Path) -> None:
+    port = free_port()
+    sc = SidecarProcess(f"127.0.0.1:{port}", Topics.unique())
+    with pytest.raises(AssertionError, match="not ready"):
+        sc.start(tmp_path, ready_timeout=4)  # no broker: never ready ...
+    try:
+        assert sc.proc is not None and sc.proc.poll() is None  # ... but alive, not crashed
+        assert _get(sc.url + "/healthz")[0] == 200
+        code, body = _get(sc.url + "/readyz")
+        assert code == 503 and json.loads(body)["ready"] is False
+        with EmbeddedBroker(port=port):  # the broker appears on the configured address
+            deadline = time.monotonic() + 45
+            while time.monotonic() < deadline and _get(sc.url + "/readyz")[0] != 200:
+                time.sleep(0.5)
+            assert _get(sc.url + "/readyz")[0] == 200, sc.output()[-2000:]
+            assert sc.terminate() == 0
+        warnings = [line for line in sc.output().splitlines() if "unreachable" in line]
+        assert 1 <= len(warnings) <= 12, warnings  # bounded, not a flood
+    finally:
+        sc.kill()
+
+
+def test_sigterm_while_waiting_for_the_broker_exits_0(tmp_path: Path) -> None:
+    sc = SidecarProcess(f"127.0.0.1:{free_port()}", Topics.unique())
+    with pytest.raises(AssertionError, match="not ready"):
+        sc.start(tmp_path, ready_timeout=3)
+    try:
+        started = time.monotonic()
+        assert sc.terminate(timeout=15) == 0
+        assert time.monotonic() - started < 10
+    finally:
+        sc.kill()
