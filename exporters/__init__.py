@@ -1,7 +1,27 @@
-"""Prometheus metrics and HTTP endpoint, bounded labels (later: OTel, rule and dashboard files)."""
+"""Prometheus families and the HTTP endpoint, OpenTelemetry events, alert-rule and
+dashboard generators. Bounded labels throughout.
 
-from exporters.http import MetricsServer, Readiness
+The dashboard generator (`exporters.dashboard.render_dashboard`) is imported on use:
+the Grafana SDK it builds on is large and only `ragpulse dashboards export` needs it.
+"""
+
+from exporters.http import Action, MetricsServer, Readiness
 from exporters.labels import LabelCap
-from exporters.prometheus import EVENT_OUTCOMES, Metrics
+from exporters.otel import OtelEvents, setup_otel
+from exporters.prometheus import EVENT_OUTCOMES, Metrics, ragpulse_version
+from exporters.rules import AlertSettings, render_prometheus_rule, render_rule_groups
 
-__all__ = ["EVENT_OUTCOMES", "LabelCap", "Metrics", "MetricsServer", "Readiness"]
+__all__ = [
+    "EVENT_OUTCOMES",
+    "Action",
+    "AlertSettings",
+    "LabelCap",
+    "Metrics",
+    "MetricsServer",
+    "OtelEvents",
+    "Readiness",
+    "ragpulse_version",
+    "render_prometheus_rule",
+    "render_rule_groups",
+    "setup_otel",
+]

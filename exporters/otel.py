@@ -1,4 +1,10 @@
-"""OpenTelemetry events: drift alarm transitions as log-based events.
+"""OpenTelemetry events: drift alarm transitions and judge evaluations as log-based events.
+
+Judge results follow the GenAI semantic convention (status: development): one
+`gen_ai.evaluation.result` event per metric, with `gen_ai.evaluation.name`,
+`gen_ai.evaluation.score.value`, `gen_ai.evaluation.score.label` (the severity band),
+`gen_ai.evaluation.explanation`, `gen_ai.response.id` (the event id) and `error.type`
+on failure.
 
 Events go to the global LoggerProvider, a no-op until the deployment configures
 OpenTelemetry. `setup_otel()` does that from the standard `OTEL_EXPORTER_OTLP_*`
@@ -16,12 +22,14 @@ from opentelemetry._logs import SeverityNumber
 
 from exporters.prometheus import ragpulse_version
 from monitors.alarms import AlarmEvent
+from monitors.metrics.base import MetricOutcome
 
-__all__ = ["EVENT_DRIFT_ALARM", "OtelEvents", "setup_otel"]
+__all__ = ["EVENT_DRIFT_ALARM", "EVENT_EVALUATION", "OtelEvents", "setup_otel"]
 
 log = logging.getLogger(__name__)
 
 EVENT_DRIFT_ALARM = "ragpulse.drift_alarm"
+EVENT_EVALUATION = "gen_ai.evaluation.result"
 
 
 class OtelEvents:
@@ -41,6 +49,21 @@ class OtelEvents:
             body=f"drift alarm {alarm.state}: {alarm.metric} ({alarm.detector})",
             attributes={f"ragpulse.alarm.{k}": v for k, v in alarm.to_dict().items()},
         )
+
+    def evaluation(self, outcome: MetricOutcome, event_id: str) -> None:
+        if outcome.status == "skipped":
+            return
+        attrs: dict[str, str | float] = {
+            "gen_ai.evaluation.name": outcome.metric,
+            "gen_ai.response.id": event_id,
+        }
+        if outcome.status == "scored" and outcome.score is not None:
+            attrs["gen_ai.evaluation.score.value"] = float(outcome.score)
+            attrs["gen_ai.evaluation.score.label"] = outcome.severity or ""
+            attrs["gen_ai.evaluation.explanation"] = outcome.justification[:500]
+        else:
+            attrs["error.type"] = outcome.reason or "judge_error"
+        self._logger().emit(event_name=EVENT_EVALUATION, attributes=attrs)
 
 
 def setup_otel(service_name: str = "ragpulse") -> bool:

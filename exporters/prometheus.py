@@ -120,6 +120,58 @@ class Metrics:
             ["metric", "detector", "service"],
             registry=r,
         )
+        # judge metrics on sampled turns
+        self.metric_score = Histogram(
+            "ragpulse_metric_score",
+            "Judge scores in [0, 1]; bucket edges are the severity bands",
+            ["metric"],
+            buckets=(0.30, 0.60, 0.85, 1.0),
+            registry=r,
+        )
+        self.metric_mean = Gauge(
+            "ragpulse_metric_mean", "Rolling mean judge score", ["metric", "window"], registry=r
+        )
+        self.gate_pass_ratio = Gauge(
+            "ragpulse_gate_pass_ratio",
+            "Share of judged events passing the gate",
+            ["gate", "window"],
+            registry=r,
+        )
+        self.judge_requests = Counter(
+            "ragpulse_judge_requests",
+            "Judge metric evaluations by outcome (ok, judge_error, skipped)",
+            ["judge", "outcome"],
+            registry=r,
+        )
+        self.judge_errors = Counter(
+            "ragpulse_judge_errors", "Judge failures by reason", ["judge", "reason"], registry=r
+        )
+        self.judge_latency = Histogram(
+            "ragpulse_judge_latency_seconds",
+            "Latency of one judge call (all attempts)",
+            ["judge"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=r,
+        )
+        self.judge_tokens = Counter(
+            "ragpulse_judge_tokens", "Judge tokens", ["direction"], registry=r
+        )
+        self.judge_cost = Counter("ragpulse_judge_cost_usd", "Judge spend in USD", registry=r)
+        self.sampled = Counter(
+            "ragpulse_sampled", "Sampling decisions that sent an event to the judge", ["reason"],
+            registry=r,
+        )  # fmt: skip
+        self.sample_rate = Gauge(
+            "ragpulse_sample_rate", "Current effective base sample rate", registry=r
+        )
+        self.queue_depth = Gauge(
+            "ragpulse_pipeline_queue_depth", "Sampled events waiting for or in judging", registry=r
+        )
+        self.dropped = Counter(
+            "ragpulse_dropped", "Sampled events not judged, by reason", ["reason"], registry=r
+        )
+        for direction in ("prompt", "completion"):
+            self.judge_tokens.labels(direction)
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )

@@ -1,7 +1,8 @@
 """Prometheus alerting rules generated from configuration (`ragpulse rules export`).
 
 `AlertSettings` holds thresholds, `for` durations and severities; `render_rule_groups`
-turns it into a Prometheus rule file (`{"groups": [...]}`: recording rules, then alerts),
+turns it into a Prometheus rule file (`{"groups": [...]}`: one group, recording rules
+then alerts),
 `render_prometheus_rule` into a Prometheus Operator `PrometheusRule` object. Every alert
 carries a `severity` label, `summary` / `description` annotations and a `runbook_url`
 pointing at its section of docs/runbook.md. The PromQL lives in `exporters.promql`.
@@ -166,13 +167,18 @@ class AlertSettings(_Section):
 
 
 def render_rule_groups(alerts: AlertSettings) -> dict[str, Any]:
-    """A Prometheus rule file: `{"groups": [recording rules, alerting rules]}`."""
+    """A Prometheus rule file: one group, recording rules first, then the alerts.
+
+    One group, because Prometheus evaluates the rules of a group in order but different
+    groups concurrently: an alert in another group could read a recording rule's value
+    from the previous evaluation.
+    """
     builder = RuleBuilder(alerts)
-    groups = [
-        {"name": "ragpulse.recording", "rules": builder.recording_rules()},
-        {"name": "ragpulse.alerts", "rules": builder.alerting_rules()},
-    ]
-    return {"groups": [g for g in groups if g["rules"]]}
+    return {
+        "groups": [
+            {"name": "ragpulse", "rules": builder.recording_rules() + builder.alerting_rules()}
+        ]
+    }
 
 
 def render_prometheus_rule(

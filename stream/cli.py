@@ -32,26 +32,35 @@ def _setup_logging(level: str) -> None:
 
 
 def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    from stream.pipeline import Pipeline
     from stream.sidecar import Sidecar
 
     setup_otel()
     metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-    sidecar = Sidecar(settings, Pipeline(settings, metrics), metrics)
+    sidecar = Sidecar.from_settings(settings, metrics)
     return asyncio.run(sidecar.run())
 
 
 def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
     from stream.filesource import open_input, open_output, score_stream
+    from stream.judging import build_judging
     from stream.pipeline import Pipeline
+    from stream.sampler import Sampler
 
-    pipeline = Pipeline(settings)
+    settings.judge.type = args.judge  # offline scoring judges only when asked to
+    if args.sample_rate is not None:
+        settings.sampling.rate = args.sample_rate
+    judging = build_judging(settings)
+    sampler = Sampler(settings.sampling) if judging is not None else None
+    pipeline = Pipeline(settings, sampler=sampler)
     try:
         with open_input(args.input) as src, open_output(args.output) as dst:
-            summary = score_stream(pipeline, src, dst)
+            summary = score_stream(pipeline, src, dst, judging)
     except OSError as exc:
         print(f"ragpulse score: cannot open {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
+    finally:
+        if judging is not None:
+            judging.close(5)
     print(summary.render(), file=sys.stderr)
     return 0
 
@@ -117,6 +126,13 @@ def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a rate between 0 and 1")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragpulse", description=__doc__)
     p.add_argument("--version", action="version", version=f"ragpulse {ragpulse_version()}")
@@ -128,6 +144,14 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score", help="score a JSONL file of events (offline twin of the stream)")
     s.add_argument("--input", "-i", required=True, help="events JSONL, or - for stdin")
     s.add_argument("--output", "-o", default="-", help="scorecards JSONL, or - for stdout")
+    s.add_argument(
+        "--judge",
+        default="none",
+        help="judge sampled events with: embedded, openai (judge.options) or none (default)",
+    )
+    s.add_argument(
+        "--sample-rate", type=_rate, help="share of conversations judged (default: sampling.rate)"
+    )
 
     d = sub.add_parser("demo", help="embedded broker + bundled traffic + the real sidecar")
     d.add_argument("--duration", type=float, default=None, help="stop cleanly after N seconds")

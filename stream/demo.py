@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaProducer
 from exporters import Metrics
 from stream.broker import EmbeddedBroker
 from stream.kafka_config import aiokafka_kwargs, ensure_topics
-from stream.pipeline import Pipeline
+from stream.pipeline import build_detectors
 from stream.settings import Settings
 from stream.sidecar import Sidecar
 from stream.traffic import generate
@@ -52,6 +52,9 @@ async def _replay(settings: Settings, rate: float, degrade_after: float, seed: i
             await producer.stop()
 
 
+_SHOWN_METRICS = ("faithfulness", "answer_relevance", "context_relevance")
+
+
 def _totals(metrics: Metrics, detectors: list[str]) -> tuple[float, str]:
     value = metrics.registry.get_sample_value
     consumed = value("ragpulse_events_total", {"outcome": "consumed"}) or 0.0
@@ -70,7 +73,21 @@ def _totals(metrics: Metrics, detectors: list[str]) -> tuple[float, str]:
         if s.value == 1
     )
     alarms = f" | drift alarms up: {', '.join(up)}" if up else ""
-    return consumed, f"consumed={consumed:.0f} dlq={dlq:.0f} | hits: {hits}{alarms}"
+    judged = sum(
+        s.value
+        for family in metrics.judge_requests.collect()
+        for s in family.samples
+        if s.name.endswith("_total") and s.labels.get("outcome") == "ok"
+    )
+    means = {
+        s.labels["metric"]: s.value
+        for family in metrics.metric_mean.collect()
+        for s in family.samples
+        if s.labels.get("window") == "5m" and s.labels["metric"] in _SHOWN_METRICS
+    }
+    scores = " ".join(f"{k}={v:.2f}" for k, v in sorted(means.items()))
+    judge = f" | judge: {judged:.0f} scores {scores}" if judged else ""
+    return consumed, f"consumed={consumed:.0f} dlq={dlq:.0f} | hits: {hits}{judge}{alarms}"
 
 
 async def _report(metrics: Metrics, detectors: list[str], out: TextIO) -> None:
@@ -91,8 +108,7 @@ async def run_demo(
     degrade_after: float = 90.0,
     seed: int = 7,
 ) -> int:
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-    pipeline = Pipeline(settings, metrics)  # a bad detector config fails before any start-up
+    build_detectors(settings)  # a bad detector config fails before anything starts
     with EmbeddedBroker() as broker:
         settings = settings.model_copy(
             update={
@@ -102,11 +118,12 @@ async def run_demo(
             }
         )
         await ensure_topics(settings.kafka)
-        sidecar = Sidecar(settings, pipeline, metrics)
+        metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+        sidecar = Sidecar.from_settings(settings, metrics)
         stop = asyncio.Event()
         if duration:
             asyncio.get_running_loop().call_later(duration, stop.set)
-        names = [d.name for d in pipeline.detectors]
+        names = [d.name for d in sidecar.pipeline.detectors]
         print(f"demo: embedded Kafka-protocol broker on {broker.bootstrap_servers}")
         print(f"demo: replaying traffic into '{settings.kafka.input_topic}' at {rate:g} events/s")
         print(f"demo: metrics at http://127.0.0.1:{settings.server.port}/metrics (Ctrl-C stops)")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from stream.judging import JudgeService
 from stream.pipeline import Pipeline
 
 __all__ = ["ScoreSummary", "open_input", "open_output", "score_stream"]
@@ -26,13 +27,14 @@ class ScoreSummary:
     scored: int = 0
     invalid: int = 0
     duplicate: int = 0
+    judged: int = 0
     failure_modes: Counter[str] = field(default_factory=Counter)
 
     def render(self) -> str:
         modes = ", ".join(f"{k}={v}" for k, v in sorted(self.failure_modes.items())) or "none"
         return (
             f"ragpulse score: {self.lines} lines, {self.scored} scored, {self.invalid} invalid, "
-            f"{self.duplicate} duplicate; failure modes: {modes}"
+            f"{self.duplicate} duplicate, {self.judged} judged; failure modes: {modes}"
         )
 
 
@@ -55,7 +57,9 @@ def open_output(path: str) -> Iterator[IO[bytes]]:
         yield fh
 
 
-def score_stream(pipeline: Pipeline, src: IO[bytes], dst: IO[bytes]) -> ScoreSummary:
+def score_stream(
+    pipeline: Pipeline, src: IO[bytes], dst: IO[bytes], judging: JudgeService | None = None
+) -> ScoreSummary:
     summary = ScoreSummary()
     for n, line in enumerate(src, start=1):
         raw = line.rstrip(b"\r\n")
@@ -65,7 +69,13 @@ def score_stream(pipeline: Pipeline, src: IO[bytes], dst: IO[bytes]) -> ScoreSum
         result = pipeline.process(raw)
         if result.outcome == "scored":
             summary.scored += 1
-            summary.failure_modes.update((result.scorecard or {}).get("failure_modes", []))
+            card = result.scorecard or {}
+            summary.failure_modes.update(card.get("failure_modes", []))
+            if judging is not None and result.judge_event is not None:
+                judged = judging.judge_now(result.judge_event)  # offline: wait for it
+                update = judged.scorecard_update()
+                card["metrics"], card["gates"] = update["metrics"], update["gates"]
+                summary.judged += 1
             dst.write(result.scorecard_bytes() + b"\n")
             continue
         if result.outcome == "invalid":

@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from exporters.prometheus import Metrics
 from monitors.alarms import AlarmEvent
 from monitors.drift_monitor import DriftMonitor
 from stream.events import Event, InvalidEvent, parse_event
+from stream.sampler import Sampler
 from stream.settings import ConfigError, Settings
 
 __all__ = ["Dedupe", "Pipeline", "Result", "build_detectors", "scorecard"]
@@ -48,6 +50,7 @@ class Result:
     detail: str | None = None
     event_id: str | None = None
     alarms: tuple[AlarmEvent, ...] = ()
+    judge_event: Event | None = None  # sampled: the source hands it to the JudgeService
 
     def scorecard_bytes(self) -> bytes:
         return json.dumps(self.scorecard, ensure_ascii=False, separators=(",", ":")).encode()
@@ -115,6 +118,8 @@ class Pipeline:
         metrics: Metrics | None = None,
         drift: bool = True,
         events: OtelEvents | None = None,
+        sampler: Sampler | None = None,
+        pressure: Callable[[], float] | None = None,
     ) -> None:
         self.settings = settings
         self.events = events or OtelEvents()
@@ -123,6 +128,8 @@ class Pipeline:
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
         self._logged_failures: set[str] = set()
+        self.sampler = sampler
+        self._pressure = pressure
         self.drift: DriftMonitor | None = None
         if drift and settings.drift.enabled:
             try:
@@ -178,7 +185,32 @@ class Pipeline:
                 self.events.drift_alarm(alarm)
                 if m is not None:
                     self._export_alarm(m, alarm)
-        return Result("scored", scorecard=card, event_id=event.event_id, alarms=alarms)
+        judge_event = self._sample(event, detections, card) if self.sampler is not None else None
+        return Result(
+            "scored",
+            scorecard=card,
+            event_id=event.event_id,
+            alarms=alarms,
+            judge_event=judge_event,
+        )
+
+    def _sample(
+        self, event: Event, detections: list[Detection], card: dict[str, Any]
+    ) -> Event | None:
+        assert self.sampler is not None
+        if self._pressure is not None:
+            self.sampler.set_pressure(self._pressure())
+        detectors = {d.detector for d in detections}
+        decision = self.sampler.decide(event, card["failure_modes"], detectors)
+        m = self.metrics
+        if m is not None:
+            m.sample_rate.set(self.sampler.effective_rate)
+            if decision.sampled:
+                m.sampled.labels(decision.reason).inc()
+            elif decision.reason in ("budget", "judge_backlog"):
+                m.dropped.labels(decision.reason).inc()
+        card["sampled"] = decision.sampled
+        return event if decision.sampled else None
 
     @staticmethod
     def _export_alarm(m: Metrics, alarm: AlarmEvent) -> None:

@@ -3,6 +3,7 @@
 `classify` says whether an error is worth retrying (`retry`), is the remote asking us
 to slow down (`rate_limit`, honouring its Retry-After), or is final (`give_up`).
 `Backoff` is the one policy: jittered exponential, capped, with Retry-After winning.
+`retry_after_s` reads how long an HTTP server asked us to wait.
 Tests set `Backoff.scale = 0` (an autouse fixture) so retries cost no wall time.
 """
 
@@ -10,29 +11,70 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import ClassVar, Literal
 
+import httpx
 from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 
-__all__ = ["Backoff", "Decision", "classify"]
+__all__ = ["Backoff", "Decision", "classify", "retry_after_s"]
 
 Decision = Literal["retry", "rate_limit", "give_up"]
 
+#: HTTP statuses worth another try besides 429 and 5xx: 408 Request Timeout
+_RETRY_STATUSES = frozenset({408})
+#: httpx transport errors that a retry cannot fix (a wrong URL or scheme)
+_FINAL_TRANSPORT = (httpx.UnsupportedProtocol, httpx.InvalidURL)
+
 
 def classify(exc: BaseException) -> Decision:
-    """Retry transient transport failures; give up on everything else."""
+    """Retry transient transport failures; give up on everything else.
+
+    Transient: connection and timeout errors (Kafka's, the OS's, httpx's timeouts,
+    connect/read/write errors and dropped connections), retriable Kafka errors, HTTP
+    5xx and 408. HTTP 429 is `rate_limit` (honour Retry-After). Other 4xx: `give_up`.
+    """
+    if isinstance(exc, _FINAL_TRANSPORT):
+        return "give_up"
     if isinstance(exc, KafkaConnectionError | KafkaTimeoutError | ConnectionError | TimeoutError):
+        return "retry"
+    if isinstance(exc, httpx.TransportError):  # timeouts, connect/read errors, dropped peers
         return "retry"
     if isinstance(exc, KafkaError) and getattr(exc, "retriable", False):
         return "retry"
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if status == 429:
         return "rate_limit"
-    if isinstance(status, int) and status >= 500:
+    if isinstance(status, int) and (status >= 500 or status in _RETRY_STATUSES):
         return "retry"
     return "give_up"
+
+
+def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms` (OpenAI), else `Retry-After`
+    as delta-seconds or an HTTP date; None when absent or unreadable. Never negative."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
 
 
 @dataclass(frozen=True)

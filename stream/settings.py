@@ -22,7 +22,10 @@ from pydantic_settings import (
 
 from exporters.rules import AlertSettings
 from monitors.drift_monitor import DriftSettings
+from monitors.judges.settings import JudgeSettings
+from monitors.metrics.gates import GateSettings
 from stream.events import EventLimits
+from stream.sampler import SamplerSettings
 
 __all__ = [
     "ConfigError",
@@ -143,6 +146,9 @@ class Settings(BaseSettings):
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
     drift: DriftSettings = Field(default_factory=DriftSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    sampling: SamplerSettings = Field(default_factory=SamplerSettings)
+    gates: GateSettings = Field(default_factory=GateSettings)
     data_dir: Path = Field(
         Path(tempfile.gettempdir()) / "ragpulse",
         description="writable working directory of the stream engine (faust datadir)",

@@ -25,9 +25,12 @@ from aiokafka import AIOKafkaProducer
 from exporters import Metrics, MetricsServer
 from monitors.alarms import AlarmEvent
 from stream.drift_state import load_state, state_key
+from stream.events import Event
+from stream.judging import JudgeResult, JudgeService, build_judging
 from stream.kafka_config import aiokafka_kwargs, ensure_topics, faust_credentials
 from stream.pipeline import Pipeline, Result
 from stream.retry import Backoff, classify
+from stream.sampler import Sampler
 from stream.settings import Settings
 
 __all__ = ["Sidecar", "dlq_headers"]
@@ -52,16 +55,35 @@ def dlq_headers(result: Result, topic: str, partition: int, offset: int) -> list
 class Sidecar:
     """Consumes the input topic with faust and serves /metrics, /healthz, /readyz."""
 
-    def __init__(self, settings: Settings, pipeline: Pipeline, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        pipeline: Pipeline,
+        metrics: Metrics,
+        judging: JudgeService | None = None,
+    ) -> None:
         self.settings = settings
         self.pipeline = pipeline
         self.metrics = metrics
+        self.judging = judging
+        self._judging_open = judging is not None
+        self._updates: set[asyncio.Future[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.app = self._build_app()
         self._offsets: dict[int, int] = {}
         self._broker_ok = False
         self._started = False
         self.server: MetricsServer | None = None
         self._state_producer: AIOKafkaProducer | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, metrics: Metrics) -> Sidecar:
+        """Pipeline + sampler + judge service as configured (ConfigError on bad config)."""
+        judging = build_judging(settings, metrics)
+        sampler = Sampler(settings.sampling) if judging is not None else None
+        pressure = judging.fill if judging is not None else None
+        pipeline = Pipeline(settings, metrics, sampler=sampler, pressure=pressure)
+        return cls(settings, pipeline, metrics, judging)
 
     def _build_app(self) -> faust.App:
         k = self.settings.kafka
@@ -91,7 +113,7 @@ class Sidecar:
             "value_serializer": "raw",
         }
         source = app.topic(k.input_topic, **raw)
-        scores = app.topic(k.scores_topic, **raw)
+        scores = self._scores_topic = app.topic(k.scores_topic, **raw)
         dlq = app.topic(k.dlq_topic, **raw)
         self._alarms_topic = app.topic(k.alarms_topic, **raw)
 
@@ -104,6 +126,8 @@ class Sidecar:
                     await scores.send(key=event.key, value=result.scorecard_bytes())
                     for alarm in result.alarms:
                         await self._publish_alarm(alarm)
+                    if result.judge_event is not None:
+                        self._submit(result.judge_event)
                 elif result.outcome == "invalid":
                     headers = dlq_headers(result, msg.topic, msg.partition, msg.offset)
                     await dlq.send(key=event.key, value=event.value, headers=headers)
@@ -202,7 +226,48 @@ class Sidecar:
                     await asyncio.wait_for(stop.wait(), max(delay, 0.01))
         return False
 
+    def _submit(self, event: Event) -> None:
+        """Hand a sampled event to the judge; never waits (a full queue drops and counts)."""
+        if self.judging is None:
+            return
+        if not self._judging_open:
+            self.metrics.dropped.labels("shutdown").inc()
+        elif not self.judging.submit(event, self._on_judged):
+            self.metrics.dropped.labels("judge_backlog").inc()
+
+    def _on_judged(self, result: JudgeResult) -> None:
+        """Called on the judge thread: publish the scorecard update from the event loop."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._publish_update, result)
+
+    def _publish_update(self, result: JudgeResult) -> None:
+        sampler = self.pipeline.sampler
+        if sampler is not None:
+            calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
+            sampler.record_cost(sum(c.cost_usd for c in calls.values()))
+        body = json.dumps(result.scorecard_update()).encode()
+        task = asyncio.ensure_future(
+            self._scores_topic.send(key=result.event_id.encode(), value=body, force=True)
+        )
+        self._updates.add(task)
+        task.add_done_callback(self._updates.discard)
+
+    async def _close_judging(self, timeout_s: float) -> None:
+        """Stop taking sampled events, let queued judging finish within `timeout_s`, count
+        what is left as dropped{reason="shutdown"}, and publish the updates produced."""
+        if self.judging is None:
+            return
+        self._judging_open = False
+        left = await asyncio.to_thread(self.judging.close, timeout_s)
+        if left:
+            self.metrics.dropped.labels("shutdown").inc(left)
+            log.warning("shutdown: %d sampled events were not judged", left)
+        await asyncio.sleep(0)  # let the updates scheduled by the judge thread start
+        if self._updates:
+            await asyncio.gather(*self._updates, return_exceptions=True)
+
     async def _stop_app(self) -> None:
+        await self._close_judging(self.settings.shutdown_timeout_s / 2)
         await self.app.stop()  # drains the agent, flushes, commits
         try:
             await self.snapshot_drift()  # after the drain: includes every committed event
@@ -244,7 +309,7 @@ class Sidecar:
     async def run(self, stop: asyncio.Event | None = None, install_signals: bool = True) -> int:
         """Run until `stop`, SIGTERM/SIGINT or a faust crash; return the exit code."""
         stop = stop or asyncio.Event()
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         if install_signals:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)

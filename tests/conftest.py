@@ -138,6 +138,8 @@ class SidecarProcess:
                 "RAGPULSE_KAFKA__HEARTBEAT_INTERVAL_S": "1",
                 "RAGPULSE_SERVER__HOST": "127.0.0.1",
                 "RAGPULSE_SERVER__PORT": str(self.port),
+                # judging has its own tests (test_judge_kafka); elsewhere keep it out of the way
+                "RAGPULSE_JUDGE__TYPE": "none",
             }
         )
         env.update(self.extra_env)

@@ -9,9 +9,10 @@ Both are scale-dependent. With `standardize` (default) they are in units of the
 stream's standard deviation, estimated from the first `min_instances` samples after
 each (re)start, so one default suits a tight and a noisy judge metric alike; with
 ``standardize: false`` they are in the stream's own units, exactly as in river.
-`alpha` is river's forgetting factor; the default 1.0 is the classic test (river's
-0.9999 lets the sum settle at an equilibrium where it wanders like a random walk,
-which raised false alarms ~40-fold in the benchmark, BENCHMARKS.md "Drift detection").
+`alpha` is river's forgetting factor; the default 1.0 is the classic test. River's
+0.9999 lets the sum settle at an equilibrium where it wanders like a random walk: in
+the benchmark (BENCHMARKS.md, "Drift detection") it raised false alarms from 0 to 1.8
+per 100,000 independent samples and from 0 to 5.6 on conversation-clustered ones.
 """
 
 from __future__ import annotations

