@@ -50,6 +50,14 @@ class DriftSettings(BaseModel):
         default_factory=lambda: [{"type": "proportion"}],
         description="drift detectors for rate streams, e.g. {type: proportion}",
     )
+    score_metrics: list[str] = Field(
+        default_factory=lambda: ["faithfulness", "answer_relevance", "context_relevance"],
+        description="judge score streams (sampled turns)",
+    )
+    score_detectors: list[dict[str, Any]] = Field(
+        default_factory=lambda: [{"type": "page_hinkley"}],
+        description="drift detectors for score streams, e.g. {type: page_hinkley}",
+    )
     key_by_service: bool = Field(False, description="one stream per service (bounded labels)")
     min_hold_s: float = Field(300.0, ge=0, description="an alarm stays up at least this long")
     clear_after_s: float = Field(600.0, ge=0, description="quiet time in band before clearing")
@@ -78,7 +86,7 @@ class DriftMonitor:
         from monitors.drift import create_drift_detector
 
         self._create = create_drift_detector
-        for spec in settings.rate_detectors:
+        for spec in [*settings.rate_detectors, *settings.score_detectors]:
             create_drift_detector(spec)  # fail at start on a bad spec
 
     def _stream(self, metric: str, spec: Mapping[str, Any], service: str) -> MonitoredStream:
@@ -116,6 +124,22 @@ class DriftMonitor:
                     events.append(event)
         return events
 
+    def observe_scores(self, scores: Mapping[str, float], service: str | None) -> list[AlarmEvent]:
+        """Feed the judge scores of one sampled event; return the alarm transitions."""
+        if not self.settings.enabled:
+            return []
+        now = self._clock()
+        svc = self._cap(service) if self.settings.key_by_service else "all"
+        events: list[AlarmEvent] = []
+        for metric in self.settings.score_metrics:
+            if metric not in scores:
+                continue
+            for spec in self.settings.score_detectors:
+                event = self._stream(metric, spec, svc).update(scores[metric], now)
+                if event is not None:
+                    events.append(event)
+        return events
+
     def rebaseline(self) -> list[AlarmEvent]:
         """Operator command for every stream; returns the alarms it cleared."""
         now = self._clock()
@@ -130,10 +154,13 @@ class DriftMonitor:
     def restore(self, state: Mapping[str, bytes]) -> int:
         """Load snapshots (latest per stream id); unreadable ones are skipped and logged."""
         restored = 0
-        types = {str(spec["type"]) for spec in self.settings.rate_detectors}
+        st = self.settings
+        wanted = {(m, str(spec["type"])) for m in st.rate_metrics for spec in st.rate_detectors} | {
+            (m, str(spec["type"])) for m in st.score_metrics for spec in st.score_detectors
+        }
         for key, blob in state.items():
             metric, detector, *_ = key.split("|")
-            if metric not in self.settings.rate_metrics or detector not in types:
+            if (metric, detector) not in wanted:
                 continue  # configuration changed since the snapshot
             try:
                 stream = pickle.loads(blob)

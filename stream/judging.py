@@ -36,6 +36,7 @@ GateEvaluator = Callable[[Sequence[MetricOutcome]], Mapping[str, bool | None]]
 @dataclass
 class JudgeResult:
     event_id: str
+    service: str | None = None
     outcomes: list[MetricOutcome] = field(default_factory=list)
     gates: dict[str, bool | None] = field(default_factory=dict)
 
@@ -173,7 +174,7 @@ class JudgeService:
                 outcomes.extend(run)
         gates = dict(self.gates(outcomes)) if self.gates is not None else {}
         self._export(event, outcomes, gates)
-        return JudgeResult(event.event_id, outcomes, gates)
+        return JudgeResult(event.event_id, event.service, outcomes, gates)
 
     def _export(
         self, event: Event, outcomes: list[MetricOutcome], gates: dict[str, bool | None]

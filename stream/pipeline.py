@@ -182,9 +182,7 @@ class Pipeline:
                 )
             )
             for alarm in alarms:
-                self.events.drift_alarm(alarm)
-                if m is not None:
-                    self._export_alarm(m, alarm)
+                self.alarm(alarm)
         judge_event = self._sample(event, detections, card) if self.sampler is not None else None
         return Result(
             "scored",
@@ -211,6 +209,12 @@ class Pipeline:
                 m.dropped.labels(decision.reason).inc()
         card["sampled"] = decision.sampled
         return event if decision.sampled else None
+
+    def alarm(self, alarm: AlarmEvent) -> None:
+        """Export one alarm transition: gauge/counter, OpenTelemetry event, one log line."""
+        self.events.drift_alarm(alarm)
+        if self.metrics is not None:
+            self._export_alarm(self.metrics, alarm)
 
     @staticmethod
     def _export_alarm(m: Metrics, alarm: AlarmEvent) -> None:

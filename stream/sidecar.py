@@ -15,7 +15,7 @@ import json
 import logging
 import signal
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -188,8 +188,7 @@ class Sidecar:
             return {"rebaselined": 0, "cleared": []}
         cleared = drift.rebaseline()
         for alarm in cleared:
-            self.metrics.drift_alarm.labels(alarm.metric, alarm.detector, alarm.service).set(0)
-            self.pipeline.events.drift_alarm(alarm)
+            self.pipeline.alarm(alarm)
             await self._publish_alarm(alarm)
         log.warning("drift: operator re-baseline of %d streams", len(drift.streams))
         return {"rebaselined": len(drift.streams), "cleared": [a.to_dict() for a in cleared]}
@@ -245,10 +244,17 @@ class Sidecar:
         if sampler is not None:
             calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
             sampler.record_cost(sum(c.cost_usd for c in calls.values()))
+        drift = self.pipeline.drift
+        if drift is not None:
+            scores = {o.metric: o.score for o in result.outcomes if o.score is not None}
+            for alarm in drift.observe_scores(scores, result.service):
+                self.pipeline.alarm(alarm)
+                self._track(self._publish_alarm(alarm))
         body = json.dumps(result.scorecard_update()).encode()
-        task = asyncio.ensure_future(
-            self._scores_topic.send(key=result.event_id.encode(), value=body, force=True)
-        )
+        self._track(self._scores_topic.send(key=result.event_id.encode(), value=body, force=True))
+
+    def _track(self, aw: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(aw)
         self._updates.add(task)
         task.add_done_callback(self._updates.discard)
 

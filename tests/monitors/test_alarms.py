@@ -68,3 +68,21 @@ def test_pickle_round_trip_keeps_the_alarm_up() -> None:
     restored = pickle.loads(pickle.dumps(s))
     assert restored.active and restored.reference == s.reference
     assert list(restored.recent) == list(s.recent) and restored.recent.maxlen == 10
+
+
+def test_judge_score_streams_raise_on_a_drop() -> None:
+    import random
+
+    from monitors.drift_monitor import DriftMonitor, DriftSettings
+
+    monitor = DriftMonitor(DriftSettings(score_metrics=["faithfulness"]), clock=lambda: 0.0)
+    rng = random.Random(3)
+    raised = []
+    for i in range(3000):
+        mean = 0.82 if i < 1500 else 0.62
+        score = min(1.0, max(0.0, rng.gauss(mean, 0.08)))
+        raised += monitor.observe_scores({"faithfulness": score, "other": 0.1}, "svc")
+    assert [(a.metric, a.detector, a.direction) for a in raised] == [
+        ("faithfulness", "page_hinkley", "down")
+    ]
+    assert {k.metric for k in monitor.active()} == {"faithfulness"}
