@@ -19,6 +19,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
+
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.judges.base import EmbeddedJudge, JudgeCall, LLMJudge
@@ -87,8 +89,10 @@ class JudgeService:
         gates: GateEvaluator | None = None,
         windows_s: Mapping[str, float] | None = None,
         clock: Callable[[], float] = time.time,
+        tracer: trace.Tracer | None = None,
     ) -> None:
         self.judge = judge
+        self.tracer = tracer or trace.get_tracer("ragpulse")
         self.metrics = list(metrics)
         self.capacity = queue_size
         self.concurrency = concurrency
@@ -160,7 +164,7 @@ class JudgeService:
 
     async def evaluate(self, event: Event) -> JudgeResult:
         runs = await asyncio.gather(
-            *(m(event, self.judge) for m in self.metrics), return_exceptions=True
+            *(self._traced(m, event) for m in self.metrics), return_exceptions=True
         )
         outcomes: list[MetricOutcome] = []
         for metric, run in zip(self.metrics, runs, strict=True):
@@ -175,6 +179,23 @@ class JudgeService:
         gates = dict(self.gates(outcomes)) if self.gates is not None else {}
         self._export(event, outcomes, gates)
         return JudgeResult(event.event_id, event.service, outcomes, gates)
+
+    async def _traced(self, metric: JudgeMetric, event: Event) -> list[MetricOutcome]:
+        """One span per judge metric call (GenAI semantic-convention attributes)."""
+        attributes = {
+            "gen_ai.evaluation.name": metric.name,
+            "gen_ai.response.id": event.event_id,
+            "ragpulse.judge": self.name,
+        }
+        with self.tracer.start_as_current_span(
+            f"gen_ai.evaluation {metric.name}", attributes=attributes
+        ) as span:
+            outcomes = await metric(event, self.judge)
+            errors = [o.reason or "judge_error" for o in outcomes if o.status == "judge_error"]
+            if errors:
+                span.set_attribute("error.type", errors[0])
+                span.set_status(trace.Status(trace.StatusCode.ERROR, errors[0]))
+            return outcomes
 
     def _export(
         self, event: Event, outcomes: list[MetricOutcome], gates: dict[str, bool | None]

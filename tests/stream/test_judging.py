@@ -126,3 +126,24 @@ def test_rolling_means_forget_old_values() -> None:
     r.add("k", 1.0)
     now[0] = 120
     assert r.add("k", 0.0) == {"1m": 0.0, "1h": 0.5}
+
+
+def test_one_span_per_metric_call_with_error_type() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    svc = JudgeService(SlowJudge(), [EchoMetric()], 5, 1, tracer=provider.get_tracer("test"))
+    try:
+        svc.judge_now(_event(1))
+        svc.judge_now(_event(2, "fail"))
+    finally:
+        svc.close(1)
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["gen_ai.evaluation echo"] * 2
+    assert spans[0].attributes["gen_ai.response.id"] == "e1"
+    assert "error.type" not in spans[0].attributes
+    assert spans[1].attributes["error.type"] == "rate_limited"
