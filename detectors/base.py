@@ -8,11 +8,12 @@ config and Helm values then name it by string.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from stream.events import Event
+from stream.registry import Registry
 
 __all__ = [
     "Detection",
@@ -58,38 +59,12 @@ class Detector(Protocol):
     def __call__(self, event: Event) -> list[Detection]: ...
 
 
-T = TypeVar("T")
-_REGISTRY: dict[str, Callable[..., Detector]] = {}
+_REGISTRY: Registry[Detector] = Registry("detector")
 
-
-def register_detector(name: str) -> Callable[[type[T]], type[T]]:
-    """Class decorator: register a detector factory under `name`."""
-
-    def wrap(cls: type[T]) -> type[T]:
-        if name in _REGISTRY:
-            raise ValueError(f"detector {name!r} is already registered")
-        cls.name = name  # type: ignore[attr-defined]
-        _REGISTRY[name] = cls  # type: ignore[assignment]
-        return cls
-
-    return wrap
-
-
-def available_detectors() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def create_detector(name: str, **options: Any) -> Detector:
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown detector {name!r}; available: {', '.join(available_detectors())}"
-        ) from None
-    try:
-        return factory(**options)
-    except TypeError as exc:
-        raise ValueError(f"detector {name!r}: bad options {sorted(options)}: {exc}") from None
+#: class decorator: register a detector factory under a name (config ``detectors.enabled``)
+register_detector = _REGISTRY.register
+available_detectors = _REGISTRY.available
+create_detector = _REGISTRY.create
 
 
 def run_detectors(detectors: Iterable[Detector], event: Event) -> list[Detection]:

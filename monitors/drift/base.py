@@ -18,8 +18,10 @@ import inspect
 import math
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from stream.registry import Registry
 
 __all__ = [
     "BaseDriftDetector",
@@ -168,51 +170,18 @@ def check_choice(owner: str, name: str, value: Any, choices: tuple[str, ...]) ->
     return str(value)
 
 
-T = TypeVar("T")
-_REGISTRY: dict[str, Callable[..., DriftDetector]] = {}
+_REGISTRY: Registry[DriftDetector] = Registry("drift detector")
 
-
-def register_drift_detector(name: str) -> Callable[[type[T]], type[T]]:
-    """Class decorator: make `cls` buildable as ``{"type": name, ...}``."""
-
-    def wrap(cls: type[T]) -> type[T]:
-        if name in _REGISTRY:
-            raise ValueError(f"drift detector {name!r} is already registered")
-        cls.name = name  # type: ignore[attr-defined]
-        _REGISTRY[name] = cls  # type: ignore[assignment]
-        return cls
-
-    return wrap
-
-
-def available_drift_detectors() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def _accepted(factory: Callable[..., Any]) -> tuple[set[str], bool]:
-    params = inspect.signature(factory).parameters.values()
-    names = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    return names, any(p.kind is p.VAR_KEYWORD for p in params)
+#: class decorator: make a class buildable as ``{"type": name, ...}``
+register_drift_detector = _REGISTRY.register
+available_drift_detectors = _REGISTRY.available
 
 
 def create_drift_detector(spec: Mapping[str, Any]) -> DriftDetector:
     """Build a detector from ``{"type": name, **params}``; ValueError on a bad spec."""
-    available = ", ".join(available_drift_detectors())
     if not isinstance(spec, Mapping) or "type" not in spec:
-        raise ValueError(f"drift detector spec needs a 'type' (one of: {available}); got {spec!r}")
-    kind = spec["type"]
-    factory = _REGISTRY.get(kind) if isinstance(kind, str) else None
-    if factory is None:
-        raise ValueError(f"unknown drift detector type {kind!r}; available: {available}")
-    params = {k: v for k, v in spec.items() if k != "type"}
-    names, var_kw = _accepted(factory)
-    unknown = sorted(set(params) - names)
-    if unknown and not var_kw:
         raise ValueError(
-            f"drift detector {kind!r}: unknown parameter(s) {', '.join(unknown)}; "
-            f"accepted: {', '.join(sorted(names)) or 'none'}"
+            "drift detector spec needs a 'type' "
+            f"(one of: {', '.join(available_drift_detectors())}); got {spec!r}"
         )
-    try:
-        return factory(**params)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"drift detector {kind!r}: bad parameters {params}: {exc}") from None
+    return _REGISTRY.create_checked(spec["type"], {k: v for k, v in spec.items() if k != "type"})

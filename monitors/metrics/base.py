@@ -9,12 +9,12 @@ bounded reason: never a made-up score.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from monitors.judges.base import EmbeddedJudge, JudgeCall, LLMJudge
 from stream.events import Event
+from stream.registry import Registry
 
 __all__ = [
     "INPUTS",
@@ -99,31 +99,9 @@ class JudgeMetric(Protocol):
     ) -> list[MetricOutcome]: ...
 
 
-T = TypeVar("T")
-_METRICS: dict[str, Callable[..., JudgeMetric]] = {}
+_METRICS: Registry[JudgeMetric] = Registry("metric")
 
-
-def register_metric(name: str) -> Callable[[type[T]], type[T]]:
-    def wrap(cls: type[T]) -> type[T]:
-        if name in _METRICS:
-            raise ValueError(f"metric {name!r} is already registered")
-        cls.name = name  # type: ignore[attr-defined]
-        _METRICS[name] = cls  # type: ignore[assignment]
-        return cls
-
-    return wrap
-
-
-def available_metrics() -> list[str]:
-    return sorted(_METRICS)
-
-
-def create_metric(name: str, **options: Any) -> JudgeMetric:
-    try:
-        factory = _METRICS[name]
-    except KeyError:
-        raise ValueError(f"unknown metric {name!r}; available: {available_metrics()}") from None
-    try:
-        return factory(**options)
-    except TypeError as exc:
-        raise ValueError(f"metric {name!r}: bad options {sorted(options)}: {exc}") from None
+#: class decorator: register a judge metric under a name (config ``judge.metrics``)
+register_metric = _METRICS.register
+available_metrics = _METRICS.available
+create_metric = _METRICS.create

@@ -107,7 +107,7 @@ def test_proportion_takes_only_zero_or_one() -> None:
 
 
 def test_a_plugin_registers_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(drift_base, "_REGISTRY", dict(drift_base._REGISTRY))
+    monkeypatch.setattr(drift_base._REGISTRY, "_factories", dict(drift_base._REGISTRY._factories))
 
     @register_drift_detector("below_limit")
     class BelowLimit(BaseDriftDetector):
