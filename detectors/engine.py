@@ -46,6 +46,30 @@ def compile_pattern(pattern: str, case_sensitive: bool = False) -> Any:
         raise ValueError(f"invalid RE2 pattern {pattern!r}: {reason}") from None
 
 
+_UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _ascii_spans(pattern: Any, data: bytes, limit: int) -> Iterator[Any]:
+    """Match spans straight from the RE2 object (no Match objects, no offset tables): the
+    loop of the wrapper's `finditer` on bytes, which costs ~3x less per match here."""
+    regexp = getattr(pattern, "_regexp", None)
+    if regexp is None or _UNANCHORED is None:  # another wrapper version: the public API
+        for m in islice(pattern.finditer(data), limit):
+            yield [m.span(i) for i in range(pattern.groups + 1)]
+        return
+    pos, end, count = 0, len(data), 0
+    while count < limit:
+        spans = regexp.Match(_UNANCHORED, data, pos, end)
+        stop = spans[0][1]
+        if stop < 0:
+            return
+        yield spans
+        count += 1
+        if pos == end:
+            return
+        pos = pos + 1 if pos == stop else stop  # an empty match at `pos` moves on by one
+
+
 def iter_matches(
     pattern: Any, text: str, limit: int, group: int = 0
 ) -> Iterator[tuple[int, int, str]]:
@@ -55,9 +79,9 @@ def iter_matches(
     UTF-8 offset translation (about 3x cheaper on match-dense text).
     """
     if text.isascii():
-        for m in islice(pattern.finditer(text.encode("ascii")), limit):
-            got = m.group(group)
-            yield m.start(), m.end(), got.decode("ascii") if got is not None else ""
+        for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
+            (start, end), (gs, ge) = spans[0], spans[group]
+            yield start, end, text[gs:ge] if gs >= 0 else ""
     else:
         for m in islice(pattern.finditer(text), limit):
             yield m.start(), m.end(), m.group(group) or ""
@@ -65,8 +89,11 @@ def iter_matches(
 
 def iter_spans(pattern: Any, text: str, limit: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the first `limit` matches (see `iter_matches`)."""
-    subject: str | bytes = text.encode("ascii") if text.isascii() else text
-    for m in islice(pattern.finditer(subject), limit):
+    if text.isascii():
+        for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
+            yield spans[0]
+        return
+    for m in islice(pattern.finditer(text), limit):
         yield m.start(), m.end()
 
 

@@ -166,12 +166,12 @@ class RefusalDetector:
         if len(text) <= self.short_chars:
             return len(text)
         end, seen = min(len(text), _LEAD_MAX_CHARS), 0
-        for m in _BOUNDARY.finditer(text[:_LEAD_MAX_CHARS]):
-            if m.start() == 0:
+        for m_start, m_end in iter_spans(_BOUNDARY, text[:_LEAD_MAX_CHARS], _LEAD_MAX_CHARS):
+            if m_start == 0:
                 continue
             seen += 1
             if seen >= self.lead_sentences:
-                end = m.end()
+                end = m_end
                 break
         return max(end, self.short_chars)
 
@@ -180,8 +180,8 @@ class RefusalDetector:
         """Bounds of the sentence holding [start, end), looking at most _CONTEXT chars around."""
         lo = max(0, start - _CONTEXT)
         s = lo
-        for m in _BOUNDARY.finditer(text[lo:start]):
-            s = lo + m.end()
+        for _m_start, m_end in iter_spans(_BOUNDARY, text[lo:start], _CONTEXT + 1):
+            s = lo + m_end
         tail = _BOUNDARY.search(text[end : end + _CONTEXT])
         return s, (end + tail.end() if tail else min(len(text), end + _CONTEXT))
 

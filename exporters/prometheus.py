@@ -20,7 +20,10 @@ from prometheus_client import (
 
 from exporters.labels import LabelCap
 
-__all__ = ["EVENT_OUTCOMES", "Metrics", "ragpulse_version"]
+__all__ = ["EVENT_OUTCOMES", "GATE_TIERS", "Metrics", "ragpulse_version"]
+
+#: the gate tiers (`monitors.metrics.gates.GATES`; not imported: exporters load first)
+GATE_TIERS = ("critical", "quality", "diagnostic")
 
 # `*_created` series double the exposition size and no dashboard reads them
 disable_created_metrics()
@@ -133,8 +136,31 @@ class Metrics:
         )
         self.gate_pass_ratio = Gauge(
             "ragpulse_gate_pass_ratio",
-            "Share of judged events passing the gate",
+            "Share of judged events passing the gate (base/stratum-sampled turns only)",
             ["gate", "window"],
+            registry=r,
+        )
+        self.gate_results = Counter(
+            "ragpulse_gate_results",
+            "Gate results of judged events (base/stratum-sampled turns only)",
+            ["gate", "result"],
+            registry=r,
+        )
+        for gate in GATE_TIERS:  # both results exist from the start: increase() sees every one
+            for result in ("pass", "fail"):
+                self.gate_results.labels(gate, result)
+        # boosted turns (judged because they look bad): kept out of the population aggregates
+        self.boosted_metric_score = Histogram(
+            "ragpulse_boosted_metric_score",
+            "Judge scores of boosted turns (reason = the boost); not a traffic estimate",
+            ["metric", "reason"],
+            buckets=(0.30, 0.60, 0.85, 1.0),
+            registry=r,
+        )
+        self.boosted_gate_results = Counter(
+            "ragpulse_boosted_gate_results",
+            "Gate results of boosted turns",
+            ["gate", "reason", "result"],
             registry=r,
         )
         self.judge_requests = Counter(

@@ -172,6 +172,18 @@ class RuleBuilder:
                     f"avg_over_time(ragpulse:metric_score:mean{w}[{b}] offset {w})",
                 ),
             ]
+        if a.critical_gate.enabled:
+            w, g = a.critical_gate.window, by(agg, "gate")
+            results = f'increase(ragpulse_gate_results_total{{result="pass"}}[{w}])'
+            evaluations = f"ragpulse:gate_evaluations:increase{w}"
+            rules += [
+                _record(evaluations, f"sum {g} (increase(ragpulse_gate_results_total[{w}]))"),
+                _record(  # `or ... * 0`: a gate that never passed in the window has ratio 0
+                    f"ragpulse:gate_pass_ratio:increase{w}",
+                    f"(\n  sum {g} ({results})\n  or\n  {evaluations} * 0\n)\n"
+                    f"  /\n({evaluations} > 0)",
+                ),
+            ]
         if a.consumer_lag.enabled:
             lag = f"sum {by(agg)} (ragpulse_consumer_lag)"
             rules.append(_record("ragpulse:consumer_lag:sum", lag))
@@ -229,13 +241,17 @@ class RuleBuilder:
 
     def _critical_gate(self) -> list[Rule]:
         g = self.a.critical_gate
-        sel = f'gate=~"{regex_alternation(g.gates)}", window="{g.window}"'
-        expr = f"avg {by(self.agg, 'gate')} (ragpulse_gate_pass_ratio{{{sel}}}) < {g.floor:g}"
+        w, sel = g.window, f'{{gate=~"{regex_alternation(g.gates)}"}}'
+        expr = (
+            f"ragpulse:gate_pass_ratio:increase{w}{sel} < {g.floor:g}\nand\n"
+            f"ragpulse:gate_evaluations:increase{w}{sel} >= {g.min_evaluations}"
+        )
         return [self._alert(
             "RagpulseCriticalGateFailing", expr, g,
             "Critical gate {{ $labels.gate }} passes only {{ $value | humanizePercentage }}",
-            f"Over the {g.window} window only {{{{ $value | humanizePercentage }}}} of judged turns"
-            f" pass the critical gate {{{{ $labels.gate }}}} (floor {percent(g.floor)}).",
+            f"Over the last {w} only {{{{ $value | humanizePercentage }}}} of judged turns"
+            f" pass the critical gate {{{{ $labels.gate }}}} (floor {percent(g.floor)}, at least"
+            f" {g.min_evaluations} evaluations).",
         )]  # fmt: skip
 
     def _judge_errors(self) -> list[Rule]:

@@ -29,7 +29,6 @@ Duration = Annotated[str, Field(pattern=DURATION_PATTERN)]
 LabelName = Annotated[str, Field(pattern=LABEL_PATTERN)]
 Severity = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
-WindowLabel = Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")]
 
 #: every alert ragpulse generates; docs/runbook.md has one section (anchor) per name
 ALERT_NAMES = (
@@ -84,8 +83,13 @@ class GateAlert(_Alert):
         min_length=1,
         description="`gate` label values that are critical",
     )
-    window: WindowLabel = Field("1h", description="`window` label of ragpulse_gate_pass_ratio")
+    window: Duration = Field(
+        "1h", description="pass ratio over this window (increase of ragpulse_gate_results_total)"
+    )
     floor: Ratio = Field(0.95, description="alert when the pass ratio is below this")
+    min_evaluations: int = Field(
+        30, ge=1, description="gate evaluations (judged turns) needed in `window` to alert"
+    )
 
 
 class JudgeErrorAlert(_Alert):

@@ -15,6 +15,7 @@ import yaml
 from exporters import Metrics
 from exporters.otel import setup_otel
 from exporters.prometheus import ragpulse_version
+from stream.eval_cli import add_calibrate_parser, add_eval_parser, cmd_calibrate, cmd_eval
 from stream.settings import ConfigError, Settings, load_settings, settings_reference
 
 __all__ = ["main"]
@@ -32,11 +33,11 @@ def _setup_logging(level: str) -> None:
 
 
 def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    from stream.sidecar import Sidecar
+    from stream.sidecar import build_sidecar
 
     setup_otel()
     metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-    sidecar = Sidecar.from_settings(settings, metrics)
+    sidecar = build_sidecar(settings, metrics)
     return asyncio.run(sidecar.run())
 
 
@@ -49,6 +50,10 @@ def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
     settings.judge.type = args.judge  # offline scoring judges only when asked to
     if args.sample_rate is not None:
         settings.sampling.rate = args.sample_rate
+    if not args.budget:  # a file has no wall-clock rate: a per-minute budget would only starve it
+        settings.sampling.budget = settings.sampling.budget.model_copy(
+            update={"calls_per_minute": None, "usd_per_hour": None}
+        )
     judging = build_judging(settings)
     sampler = Sampler(settings.sampling) if judging is not None else None
     pipeline = Pipeline(settings, sampler=sampler)
@@ -152,6 +157,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--sample-rate", type=_rate, help="share of conversations judged (default: sampling.rate)"
     )
+    s.add_argument(
+        "--budget",
+        action="store_true",
+        help="apply sampling.budget's calls/minute and $/hour caps (off by default offline)",
+    )
 
     d = sub.add_parser("demo", help="embedded broker + bundled traffic + the real sidecar")
     d.add_argument("--duration", type=float, default=None, help="stop cleanly after N seconds")
@@ -185,6 +195,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--truth", help="write the ground-truth failure modes here (JSONL)")
     t.add_argument("--phase", choices=["baseline", "degraded"], default="baseline")
     t.add_argument("--seed", type=int, default=7)
+    add_eval_parser(sub)
+    add_calibrate_parser(sub)
     return p
 
 
@@ -196,6 +208,8 @@ _COMMANDS = {
     "traffic": _cmd_traffic,
     "rules": _cmd_rules,
     "dashboards": _cmd_dashboards,
+    "eval": cmd_eval,
+    "calibrate": cmd_calibrate,
 }
 
 

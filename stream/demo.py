@@ -22,7 +22,7 @@ from stream.broker import EmbeddedBroker
 from stream.kafka_config import aiokafka_kwargs, ensure_topics
 from stream.pipeline import build_detectors
 from stream.settings import Settings
-from stream.sidecar import Sidecar
+from stream.sidecar import build_sidecar
 from stream.traffic import generate
 
 __all__ = ["run_demo"]
@@ -119,14 +119,17 @@ async def run_demo(
         )
         await ensure_topics(settings.kafka)
         metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-        sidecar = Sidecar.from_settings(settings, metrics)
+        sidecar = build_sidecar(settings, metrics)
         stop = asyncio.Event()
         if duration:
             asyncio.get_running_loop().call_later(duration, stop.set)
         names = [d.name for d in sidecar.pipeline.detectors]
         print(f"demo: embedded Kafka-protocol broker on {broker.bootstrap_servers}")
         print(f"demo: replaying traffic into '{settings.kafka.input_topic}' at {rate:g} events/s")
-        print(f"demo: metrics at http://127.0.0.1:{settings.server.port}/metrics (Ctrl-C stops)")
+        print(
+            f"demo: metrics at http://127.0.0.1:{settings.server.port}/metrics (Ctrl-C stops)",
+            flush=True,  # the lines above too: a log file sees them at start, not later
+        )
         tasks = [
             asyncio.create_task(_replay(settings, rate, degrade_after, seed)),
             asyncio.create_task(_report(metrics, names, sys.stdout)),

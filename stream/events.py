@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic import ValidationInfo as _Info
 
@@ -44,6 +45,7 @@ class EventLimits(BaseModel):
     max_chunks: int = Field(64, gt=0, description="retrieved_context list length")
     max_history: int = Field(64, gt=0, description="history list length")
     max_citations: int = Field(64, gt=0, description="citations list length")
+    max_depth: int = Field(32, gt=0, description="JSON nesting depth cap, checked before parsing")
 
 
 class _Part(BaseModel):
@@ -111,6 +113,23 @@ class Event(BaseModel):
     feedback: Feedback | None = None
     labels: dict[str, Any] | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _enforce_list_limits(cls, data: Any, info: _Info) -> Any:
+        """List lengths before the items are validated (a 30,000-chunk list costs 0.5 s)."""
+        if isinstance(data, dict):
+            ctx = info.context if isinstance(info.context, dict) else {}
+            limits: EventLimits = ctx.get("limits") or _DEFAULT_LIMITS
+            for name, cap in (
+                ("retrieved_context", limits.max_chunks),
+                ("history", limits.max_history),
+                ("citations", limits.max_citations),
+            ):
+                value = data.get(name)
+                if isinstance(value, list):
+                    _cap(name, len(value), cap, "items")
+        return data
+
     @model_validator(mode="after")
     def _enforce_limits(self, info: _Info) -> Event:
         ctx = info.context if isinstance(info.context, dict) else {}
@@ -154,6 +173,7 @@ class InvalidEvent(Exception):
         "not_an_object",
         "invalid_event",
         "field_too_large",
+        "too_deep",
     )
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -176,9 +196,17 @@ def parse_event(raw: bytes | str, limits: EventLimits | None = None) -> Event:
             raise InvalidEvent("invalid_utf8", f"byte {exc.start}: {exc.reason}") from None
     else:
         text = raw
+    encoded = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    # every bracket counted (strings too) bounds the depth: the vectorised scan (~120 us on
+    # a 7 KB event) only runs when that bound exceeds the cap
+    bound = encoded.count(b"[") + encoded.count(b"{")
+    depth = _json_depth(encoded) if bound > limits.max_depth else 0
+    if depth > limits.max_depth:
+        cap = limits.max_depth
+        raise InvalidEvent("too_deep", f"nesting depth {depth} exceeds the cap of {cap}")
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except (ValueError, RecursionError) as exc:  # ValueError: also > 4300-digit integers
         raise InvalidEvent("invalid_json", str(exc)[:200]) from None
     if not isinstance(data, dict):
         raise InvalidEvent(
@@ -190,6 +218,42 @@ def parse_event(raw: bytes | str, limits: EventLimits | None = None) -> Event:
         return Event.model_validate(data, context={"limits": limits})
     except ValidationError as exc:
         raise _invalid_from(exc) from None
+
+
+_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+
+
+def _no_constant(name: str) -> float:
+    """NaN / Infinity are not JSON (scorecards must stay strict JSON for every consumer)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _json_depth(data: bytes) -> int:
+    """Deepest bracket nesting outside string literals, vectorised (a few ms per MB), so it
+    runs before json.loads, whose recursion would otherwise be the only limit. UTF-8
+    multi-byte sequences never contain ASCII bytes, so scanning bytes is exact."""
+    if b"[" not in data and b"{" not in data:
+        return 0
+    b = np.frombuffer(data, dtype=np.uint8)
+    quotes = b == _QUOTE
+    if b"\\" in data:  # a quote is escaped when an odd run of backslashes precedes it
+        pos = np.arange(b.size, dtype=np.int32)
+        last_plain = np.maximum.accumulate(np.where(b != _BACKSLASH, pos, -1))
+        run_before = np.zeros_like(pos)
+        run_before[1:] = pos[:-1] - last_plain[:-1]
+        quotes &= run_before % 2 == 0
+    outside = np.cumsum(quotes, dtype=np.int32) % 2 == 0
+    steps = np.zeros(b.size, dtype=np.int32)
+    steps[outside & ((b == ord("[")) | (b == ord("{")))] = 1
+    steps[outside & ((b == ord("]")) | (b == ord("}")))] = -1
+    return int(np.cumsum(steps, dtype=np.int32).max())
 
 
 def _reject_lone_surrogates(value: Any, path: str) -> None:

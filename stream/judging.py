@@ -4,7 +4,8 @@
 slow LLM endpoint nor the CPU-bound embedded judge can delay the detector path or the
 offset commits. `submit` never blocks: when `queue_size` events are already waiting or
 in flight it refuses (the caller counts `ragpulse_dropped_total{reason="judge_backlog"}`
-and the sampler lowers its rate from `fill()`).
+and the sampler lowers its rate from `fill()`). What a judged event exports, and why
+boosted turns stay out of the population aggregates: :mod:`stream.judging_export`.
 """
 
 from __future__ import annotations
@@ -13,68 +14,38 @@ import asyncio
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
 
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
-from monitors.judges.base import EmbeddedJudge, JudgeCall, LLMJudge
+from monitors.judges.base import EmbeddedJudge, LLMJudge
 from monitors.metrics.base import JudgeMetric, MetricOutcome
 from stream.events import Event
-from stream.settings import ConfigError, Settings
+from stream.judging_build import build_judging
+from stream.judging_export import (
+    POPULATION_REASONS,
+    JudgeExporter,
+    JudgeResult,
+    RollingMeans,
+    is_population,
+)
 
-__all__ = ["JudgeResult", "JudgeService", "RollingMeans", "build_judging"]
+__all__ = [
+    "POPULATION_REASONS",
+    "JudgeResult",
+    "JudgeService",
+    "RollingMeans",
+    "build_judging",
+    "is_population",
+]
 
 log = logging.getLogger(__name__)
 
 GateEvaluator = Callable[[Sequence[MetricOutcome]], Mapping[str, bool | None]]
-
-
-@dataclass
-class JudgeResult:
-    event_id: str
-    service: str | None = None
-    outcomes: list[MetricOutcome] = field(default_factory=list)
-    gates: dict[str, bool | None] = field(default_factory=dict)
-
-    def scorecard_update(self) -> dict[str, Any]:
-        """The `rag.scores` record that completes the event's scorecard."""
-        return {
-            "event_id": self.event_id,
-            "update": "judge",
-            "metrics": {o.metric: o.to_dict() for o in self.outcomes},
-            "gates": self.gates,
-            "sampled": True,
-        }
-
-
-class RollingMeans:
-    """Means over several trailing time windows, per key (thread-safe)."""
-
-    def __init__(self, windows_s: Mapping[str, float], clock: Callable[[], float]) -> None:
-        self.windows = dict(windows_s)
-        self._horizon = max(self.windows.values(), default=0.0)
-        self._clock = clock
-        self._data: dict[str, deque[tuple[float, float]]] = {}
-        self._lock = threading.Lock()
-
-    def add(self, key: str, value: float) -> dict[str, float]:
-        now = self._clock()
-        with self._lock:
-            q = self._data.setdefault(key, deque())
-            q.append((now, value))
-            while q and q[0][0] < now - self._horizon:
-                q.popleft()
-            out = {}
-            for name, span in self.windows.items():
-                values = [v for t, v in q if t >= now - span]
-                out[name] = sum(values) / len(values)
-            return out
 
 
 class JudgeService:
@@ -99,7 +70,9 @@ class JudgeService:
         self.prom = prom
         self.events = events or OtelEvents()
         self.gates = gates
-        self.rolling = RollingMeans(windows_s or {"5m": 300.0, "1h": 3600.0}, clock)
+        windows = windows_s or {"5m": 300.0, "1h": 3600.0}
+        self.exporter = JudgeExporter(judge.name, prom, self.events, windows, clock)
+        self.rolling = self.exporter.rolling
         self._pending = 0
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -122,25 +95,28 @@ class JudgeService:
     def fill(self) -> float:
         return self._pending / self.capacity
 
-    def submit(self, event: Event, on_done: Callable[[JudgeResult], None]) -> bool:
-        """Queue `event` for judging; False (nothing queued) when the queue is full."""
+    def submit(
+        self, event: Event, on_done: Callable[[JudgeResult], None], reason: str = "base"
+    ) -> bool:
+        """Queue `event` (sampled for `reason`) for judging; False (nothing queued) when the
+        queue is full."""
         with self._lock:
             if self._pending >= self.capacity:
                 return False
             self._pending += 1
         self._depth()
-        fut = asyncio.run_coroutine_threadsafe(self._bounded(event), self._loop)
+        fut = asyncio.run_coroutine_threadsafe(self._bounded(event, reason), self._loop)
         fut.add_done_callback(lambda f: self._finished(event, f, on_done))
         return True
 
-    def judge_now(self, event: Event) -> JudgeResult:
+    def judge_now(self, event: Event, reason: str = "base") -> JudgeResult:
         """Judge one event and wait (the offline `ragpulse score` path)."""
-        result: JudgeResult = self._call(self.evaluate(event))
+        result: JudgeResult = self._call(self.evaluate(event, reason))
         return result
 
-    async def _bounded(self, event: Event) -> JudgeResult:
+    async def _bounded(self, event: Event, reason: str) -> JudgeResult:
         async with self._sem:
-            return await self.evaluate(event)
+            return await self.evaluate(event, reason)
 
     def _finished(
         self, event: Event, fut: Future[JudgeResult], on_done: Callable[[JudgeResult], None]
@@ -162,7 +138,8 @@ class JudgeService:
         if self.prom is not None:
             self.prom.queue_depth.set(self._pending)
 
-    async def evaluate(self, event: Event) -> JudgeResult:
+    async def evaluate(self, event: Event, reason: str = "base") -> JudgeResult:
+        """Run every metric on `event`; export (population or boosted, by `reason`)."""
         runs = await asyncio.gather(
             *(self._traced(m, event) for m in self.metrics), return_exceptions=True
         )
@@ -177,8 +154,9 @@ class JudgeService:
             else:
                 outcomes.extend(run)
         gates = dict(self.gates(outcomes)) if self.gates is not None else {}
-        self._export(event, outcomes, gates)
-        return JudgeResult(event.event_id, event.service, outcomes, gates)
+        result = JudgeResult(event.event_id, event.service, outcomes, gates, reason)
+        self.exporter.export(event.event_id, result)
+        return result
 
     async def _traced(self, metric: JudgeMetric, event: Event) -> list[MetricOutcome]:
         """One span per judge metric call (GenAI semantic-convention attributes)."""
@@ -196,40 +174,6 @@ class JudgeService:
                 span.set_attribute("error.type", errors[0])
                 span.set_status(trace.Status(trace.StatusCode.ERROR, errors[0]))
             return outcomes
-
-    def _export(
-        self, event: Event, outcomes: list[MetricOutcome], gates: dict[str, bool | None]
-    ) -> None:
-        for o in outcomes:
-            self.events.evaluation(o, event.event_id)
-        m = self.prom
-        if m is None:
-            return
-        calls: dict[int, JudgeCall] = {}
-        for o in outcomes:
-            judge = o.judge or self.name
-            if o.status == "scored" and o.score is not None:
-                m.judge_requests.labels(judge, "ok").inc()
-                m.metric_score.labels(o.metric).observe(o.score)
-                for window, mean in self.rolling.add(f"metric:{o.metric}", o.score).items():
-                    m.metric_mean.labels(o.metric, window).set(mean)
-            elif o.status == "judge_error":
-                m.judge_requests.labels(judge, "judge_error").inc()
-                m.judge_errors.labels(judge, o.reason or "internal_error").inc()
-            else:
-                m.judge_requests.labels(judge, "skipped").inc()
-            if o.call is not None:
-                calls[id(o.call)] = o.call
-        for call in calls.values():  # one LLM call may produce several scores
-            m.judge_latency.labels(call.judge).observe(call.latency_s)
-            m.judge_tokens.labels("prompt").inc(call.prompt_tokens)
-            m.judge_tokens.labels("completion").inc(call.completion_tokens)
-            m.judge_cost.inc(call.cost_usd)
-        for gate, passed in gates.items():
-            if passed is not None:
-                ratio = self.rolling.add(f"gate:{gate}", 1.0 if passed else 0.0)
-                for window, value in ratio.items():
-                    m.gate_pass_ratio.labels(gate, window).set(value)
 
     def close(self, timeout_s: float) -> int:
         """Wait up to `timeout_s` for queued work; return how many events were left unjudged."""
@@ -263,45 +207,3 @@ class JudgeService:
         for task in rest:
             task.cancel()
         await asyncio.gather(*rest, return_exceptions=True)
-
-
-def build_judging(
-    settings: Settings, prom: Metrics | None = None, events: OtelEvents | None = None
-) -> JudgeService | None:
-    """The configured judge, metrics and gates behind a JudgeService (None: judge.type none).
-
-    Raises ConfigError naming the setting when the judge or a metric cannot be built.
-    """
-    js = settings.judge
-    if js.type == "none":
-        return None
-    import monitors.judges
-    import monitors.metrics  # noqa: F401  (registers the built-in metrics)
-    from monitors.judges.base import create_judge
-    from monitors.metrics.base import create_metric
-    from monitors.metrics.gates import evaluate_gates
-
-    options = dict(js.options)
-    if js.api_key is not None:
-        options["api_key"] = js.api_key
-    try:
-        judge = create_judge(js.type, **options)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"judge.type / judge.options: {exc}") from None
-    unknown = sorted(set(js.metric_options) - set(js.metrics))
-    if unknown:
-        raise ConfigError(f"judge.metric_options names metrics that are not enabled: {unknown}")
-    built = []
-    for name in js.metrics:
-        try:
-            built.append(create_metric(name, **js.metric_options.get(name, {})))
-        except ValueError as exc:
-            raise ConfigError(f"judge.metrics / judge.metric_options.{name}: {exc}") from None
-    gates = settings.gates
-
-    def evaluate(outcomes: Sequence[MetricOutcome]) -> Mapping[str, bool | None]:
-        return evaluate_gates(outcomes, gates)
-
-    return JudgeService(
-        judge, built, js.queue_size, js.concurrency, prom, events, evaluate, js.windows_s
-    )

@@ -51,6 +51,7 @@ class Result:
     event_id: str | None = None
     alarms: tuple[AlarmEvent, ...] = ()
     judge_event: Event | None = None  # sampled: the source hands it to the JudgeService
+    sample_reason: str | None = None  # why judge_event was sampled (Sampler reason)
 
     def scorecard_bytes(self) -> bytes:
         return json.dumps(self.scorecard, ensure_ascii=False, separators=(",", ":")).encode()
@@ -183,18 +184,21 @@ class Pipeline:
             )
             for alarm in alarms:
                 self.alarm(alarm)
-        judge_event = self._sample(event, detections, card) if self.sampler is not None else None
+        judge_event, reason = (
+            self._sample(event, detections, card) if self.sampler is not None else (None, None)
+        )
         return Result(
             "scored",
             scorecard=card,
             event_id=event.event_id,
             alarms=alarms,
             judge_event=judge_event,
+            sample_reason=reason,
         )
 
     def _sample(
         self, event: Event, detections: list[Detection], card: dict[str, Any]
-    ) -> Event | None:
+    ) -> tuple[Event | None, str | None]:
         assert self.sampler is not None
         if self._pressure is not None:
             self.sampler.set_pressure(self._pressure())
@@ -208,7 +212,7 @@ class Pipeline:
             elif decision.reason in ("budget", "judge_backlog"):
                 m.dropped.labels(decision.reason).inc()
         card["sampled"] = decision.sampled
-        return event if decision.sampled else None
+        return (event, decision.reason) if decision.sampled else (None, None)
 
     def alarm(self, alarm: AlarmEvent) -> None:
         """Export one alarm transition: gauge/counter, OpenTelemetry event, one log line."""

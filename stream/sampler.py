@@ -2,7 +2,9 @@
 
 The choice for a turn is a stable hash of its conversation id (salted) compared to the
 rate, so a sampled conversation is judged on all its turns, in every replica and after a
-restart. Boosts (detector hits, negative feedback, weak retrieval) raise a turn's rate;
+restart. Boosts (detector hits, negative feedback, weak retrieval) raise a turn's rate; a
+boosted turn that the base/stratum rate selects anyway keeps reason base/stratum, so the
+turns with those reasons are an unbiased sample (stream.judging_export);
 two token buckets (judge calls per minute, dollars per hour) and the judge queue's fill
 level bound what is sent. Every decision carries one reason from a bounded set. See
 docs/sampling.md. Not thread-safe: one sampler per event loop.
@@ -14,11 +16,9 @@ import hashlib
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from stream.events import Event
+from stream.sampling_settings import SamplerBoosts, SamplerBudget, SamplerSettings, SamplerStrata
 
 __all__ = [
     "DROPPED_REASONS",
@@ -34,100 +34,6 @@ __all__ = [
 
 SAMPLED_REASONS = ("base", "stratum", "boost_detector", "boost_feedback", "boost_retrieval")
 DROPPED_REASONS = ("not_selected", "budget", "judge_backlog", "disabled")
-
-Rate = Annotated[float, Field(ge=0.0, le=1.0)]
-
-
-def _off(value: object) -> object:
-    """'null' / 'none' / '' (from an environment variable) switch a setting off."""
-    return (
-        None if isinstance(value, str) and value.strip().lower() in {"null", "none", ""} else value
-    )
-
-
-Off = BeforeValidator(_off)
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SamplerStrata(_Section):
-    service: dict[str, Rate] = Field(default_factory=dict, description="rate per service")
-    model: dict[str, Rate] = Field(default_factory=dict, description="rate per model")
-    service_model: dict[str, dict[str, Rate]] = Field(
-        default_factory=dict,
-        description="rate per service then model, e.g. {earnings-qa: {gpt-4.1: 0.2}}",
-    )
-
-
-class SamplerBoosts(_Section):
-    failure_modes: list[str] = Field(
-        default_factory=lambda: ["*"],
-        description="failure modes whose presence boosts a turn; '*' = any, [] = none",
-    )
-    detectors: list[str] = Field(
-        default_factory=list, description="detector names whose hit boosts a turn (e.g. refusal)"
-    )
-    thumbs_down: bool = Field(True, description="feedback.thumbs = down boosts a turn")
-    rating_below: Annotated[float | None, Off] = Field(
-        3.0, description="feedback.rating below this boosts a turn (1-5 scale); null: off"
-    )
-    retrieval_score_below: Annotated[float | None, Off] = Field(
-        0.5, description="best retrieved chunk score below this boosts a turn; null: off"
-    )
-    boost_rate: Annotated[float, Field(ge=1.0)] | Literal["always"] = Field(
-        "always", description="'always' judges a boosted turn; a number multiplies its rate"
-    )
-
-
-class SamplerBudget(_Section):
-    calls_per_minute: Annotated[Annotated[float, Field(gt=0)] | None, Off] = Field(
-        120.0, description="judge calls per minute, no sliding minute exceeds it; null: no cap"
-    )
-    calls_per_event: Annotated[float, Field(gt=0)] = Field(
-        1.0, description="judge calls one sampled turn costs"
-    )
-    usd_per_hour: Annotated[Annotated[float, Field(gt=0)] | None, Off] = Field(
-        2.0, description="judge dollars per hour, no sliding hour exceeds it; null: no cap"
-    )
-    cost_per_event_usd: Annotated[float, Field(ge=0)] = Field(
-        0.0, description="starting estimate of one sampled turn's judge cost (measured later)"
-    )
-    cost_smoothing: Annotated[float, Field(gt=0, le=1)] = Field(
-        0.05, description="weight of a new measured cost in the running estimate"
-    )
-    burst_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
-        0.1, description="share of each budget that may be spent at once (bucket size)"
-    )
-
-    @model_validator(mode="after")
-    def _fits(self) -> SamplerBudget:
-        cpm = self.calls_per_minute
-        if cpm is not None and cpm <= self.calls_per_event:
-            raise ValueError("calls_per_minute must exceed calls_per_event")
-        return self
-
-
-class SamplerSettings(_Section):
-    enabled: bool = Field(True, description="false: no turn is judged (reason disabled)")
-    rate: Rate = Field(0.05, description="base share of conversations judged")
-    salt: str = Field("ragpulse", description="hash salt; same salt = same conversations chosen")
-    strata: SamplerStrata = Field(
-        default_factory=SamplerStrata, description="rates per service / model (most specific wins)"
-    )
-    boosts: SamplerBoosts = Field(
-        default_factory=SamplerBoosts, description="turns judged always or more often"
-    )
-    boosts_bypass_budget: bool = Field(
-        False, description="boosted turns are judged even when the budget is spent"
-    )
-    budget: SamplerBudget = Field(
-        default_factory=SamplerBudget, description="token buckets on judge calls and dollars"
-    )
-    backpressure_start: Rate = Field(
-        0.5, description="judge queue fill where the rate starts to fall (to 0 when full)"
-    )
 
 
 class TokenBucket:
@@ -223,6 +129,10 @@ class Sampler:
             return self._count(False, "judge_backlog")
         rate, reason = self._rate(event)
         boost = self._boost(event, failure_modes, detectors)
+        if boost is not None and self.position(event) < rate * self._scale:
+            # chosen at the base/stratum rate anyway: it stays in the unbiased population
+            # (reason base/stratum, budget applies as to any population turn)
+            return self._spend(reason, bypass=False)
         if boost is not None:
             reason = boost
         if boost is None or s.boosts.boost_rate != "always":

@@ -138,6 +138,10 @@ class Settings(BaseSettings):
         validate_default=True,
     )
 
+    engine: Literal["faust", "aiokafka"] = Field(
+        "aiokafka",
+        description="stream engine: aiokafka (batches, manual commit) or faust (per-event agent)",
+    )
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     limits: EventLimits = Field(default_factory=EventLimits)
     detectors: DetectorSettings = Field(default_factory=DetectorSettings)

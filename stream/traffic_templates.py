@@ -2276,10 +2276,13 @@ def it_draft(
         d.no_use.append(
             (kbc["internal"]["id"], sent, "Engineering is still tracking this internally.")
         )
+    # the escalation team is named only in s3: a response without that chunk says "the
+    # escalation team" rather than naming a team no retrieved chunk mentions
+    said = v if "s3" in ids else v | {"team": "the escalation team"}
     if partial:
         ask, _, note = pick(rng, IT_PARTIAL)
         d.query = d.query.rstrip() + ask
-        d.partial_note = note.format(**v)
+        d.partial_note = note.format(**said)
     if reject == "policy":
         kind, tmpl = pick(rng, IT_REJECT_POLICY)
         d.reject, d.reject_kind, d.query = "policy", kind, tmpl.format(**v)
@@ -2293,7 +2296,7 @@ def it_draft(
                     "Sorry, I'm not able to disclose information about other customers' cases or contacts.",
                     "For privacy reasons I can't look up other customers' tickets or contact details.",
                 ),
-            ).format(**v)
+            ).format(**said)
             d.accept = [
                 Seg(
                     f"{v['other_org']} opened a similar ticket last week; their admin, {pick(rng, FIRST)} {pick(rng, LAST)}, "

@@ -142,6 +142,8 @@ class SidecarProcess:
                 "RAGPULSE_JUDGE__TYPE": "none",
             }
         )
+        if os.environ.get("RAGPULSE_ENGINE"):  # run the Kafka tests against either engine
+            env["RAGPULSE_ENGINE"] = os.environ["RAGPULSE_ENGINE"]
         env.update(self.extra_env)
         return env
 

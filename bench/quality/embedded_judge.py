@@ -4,7 +4,8 @@ Run from the repo root::
 
     python -m bench.quality.embedded_judge [--limit N] [--json PATH] [--skip-cost]
 
-Only items of the held-out ``test`` split are scored (``bench.quality.judge_data``; the
+Only items of the held-out ``test`` split are scored, read through the data set adapters
+(``bench.datasets``; split as in ``bench.quality.judge_data``; the
 calibration was fitted on ``dev`` by ``bench.quality.embedded_fit``). FaithBench was
 never used for fitting: all 400 summaries are scored. A response is judged
 hallucinated when its support score is below 0.5 (the calibrated threshold).
@@ -13,6 +14,9 @@ hallucinated when its support score is below 0.5 (the calibrated threshold).
   labelled span) and ROC AUC of ``1 - support``;
 * HaluEval QA: accuracy of ranking the right answer above the hallucinated one (ties
   count one half);
+* HaluEval general (no context: ``faithfulness`` cannot run): ROC AUC of
+  ``answer_relevance`` and of the response's support by the question, against the humans'
+  yes/no;
 * FaithBench: balanced accuracy (hallucinated = an annotation label starting with
   ``Unwanted``) beside the detectors' scores shipped in its metadata, read the same
   way (score < 0.5 = hallucinated), and ROC AUC of each;
@@ -41,29 +45,33 @@ from typing import Any
 
 from sklearn.metrics import balanced_accuracy_score, precision_recall_fscore_support, roc_auc_score
 
-from bench.quality.judge_data import RagItem, faithbench, halueval, ragtruth
+from bench.datasets import adapt
+from bench.datasets.faithbench import BASELINES
+from bench.quality.judge_data import faithbench, halueval, judge_fingerprint, ragtruth
 from monitors.judges.embedded import MiniLMJudge
 from monitors.judges.text import split_sentences
 
-BASELINES = ("hhem-2.1", "gpt_4o", "gpt-4-turbo", "hhemv1", "trueteacher", "true_nli")
 _LOAD = (
     "import time; t = time.perf_counter(); from monitors.judges.embedded import MiniLMJudge; "
     "j = MiniLMJudge(); j.load(); print(time.perf_counter() - t)"
 )
 
 
-def _rag_scores(judge: MiniLMJudge, items: list[RagItem]) -> list[float]:
-    return [judge.support(it.response, it.contexts).score for it in items]
+def _support(judge: MiniLMJudge, ev: dict[str, Any]) -> float:
+    """What the ``faithfulness`` metric scores: support of the response by the chunks, the
+    query passed as a *known* text (``monitors.metrics.triad.user_inputs``)."""
+    contexts = [c["content"] for c in ev.get("retrieved_context", [])]
+    return judge.support(ev["response"], contexts, known=[ev["query"]]).score
 
 
 def eval_ragtruth(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
-    items = [it for it in ragtruth() if it.split == "test"][:limit]
-    scores = _rag_scores(judge, items)
-    y = [it.hallucinated for it in items]
+    events = list(adapt("ragtruth", "test"))[:limit]
+    scores = [_support(judge, ev) for ev in events]
+    y = [bool(ev["labels"]["hallucinated"]) for ev in events]
     pred = [s < 0.5 for s in scores]
     p, r, f, _ = precision_recall_fscore_support(y, pred, average="binary", zero_division=0.0)
     return {
-        "n": len(items),
+        "n": len(events),
         "hallucinated": sum(y),
         "precision": float(p),
         "recall": float(r),
@@ -74,21 +82,40 @@ def eval_ragtruth(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
 
 
 def eval_halueval(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
-    items = [it for it in halueval() if it.split == "test"][:limit]
-    wins = ties = 0
-    for it in items:
-        right = judge.support(it.right, [it.knowledge]).score
-        wrong = judge.support(it.hallucinated, [it.knowledge]).score
-        wins += right > wrong
-        ties += right == wrong
-    return {"n": len(items), "accuracy": (wins + 0.5 * ties) / len(items), "ties": ties}
+    pairs: dict[int, dict[bool, float]] = {}
+    for ev in adapt("halueval_qa", "test"):
+        pair = pairs.setdefault(int(ev["labels"]["pair"]), {})
+        if limit is not None and len(pairs) > limit:
+            del pairs[int(ev["labels"]["pair"])]
+            break
+        pair[bool(ev["labels"]["hallucinated"])] = _support(judge, ev)
+    wins = sum(p[False] > p[True] for p in pairs.values())
+    ties = sum(p[False] == p[True] for p in pairs.values())
+    return {"n": len(pairs), "accuracy": (wins + 0.5 * ties) / len(pairs), "ties": ties}
+
+
+def eval_halueval_general(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
+    """No context in this data set: ``faithfulness`` is skipped. Reported instead: the
+    ``answer_relevance`` score and the response's support by the question alone, each as
+    a ranking of the humans' no-hallucination label (ROC AUC; 0.5 = chance)."""
+    events = list(adapt("halueval_general", "test"))[:limit]
+    y = [not ev["labels"]["hallucinated"] for ev in events]
+    rel = [judge.relevance(ev["query"], [ev["response"]])[0] for ev in events]
+    sup = [judge.support(ev["response"], [ev["query"]]).score for ev in events]
+    return {
+        "n": len(events),
+        "hallucinated": len(y) - sum(y),
+        "faithfulness": "skipped: no retrieved context in the data",
+        "answer_relevance_roc_auc": float(roc_auc_score(y, rel)),
+        "support_by_question_roc_auc": float(roc_auc_score(y, sup)),
+    }
 
 
 def eval_faithbench(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
-    items = faithbench()[:limit]
-    y = [it.hallucinated for it in items]
-    scores = _rag_scores(judge, items)
-    out: dict[str, Any] = {"n": len(items), "hallucinated": sum(y)}
+    events = list(adapt("faithbench", "test"))[:limit]
+    y = [bool(ev["labels"]["hallucinated"]) for ev in events]
+    scores = [_support(judge, ev) for ev in events]
+    out: dict[str, Any] = {"n": len(events), "hallucinated": sum(y)}
 
     def row(values: list[float]) -> dict[str, float]:
         return {
@@ -98,7 +125,7 @@ def eval_faithbench(judge: MiniLMJudge, limit: int | None) -> dict[str, Any]:
 
     out["embedded-minilm-v1"] = row(scores)
     for name in BASELINES:
-        out[name] = row([float(it.meta[name]) for it in items])
+        out[name] = row([float(ev["labels"]["baselines"][name]) for ev in events])
     return out
 
 
@@ -202,11 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "judge": judge.name,
         "machine": f"{os.cpu_count()} cores AMD EPYC, {platform.python_version()}",
-        "date": "2026-11-21",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "judge_code": judge_fingerprint(),
         "calibration_note": judge.calibration.get("note", ""),
         "ragtruth_test": eval_ragtruth(judge, args.limit),
         "halueval_test": eval_halueval(judge, args.limit),
         "faithbench_all": eval_faithbench(judge, args.limit),
+        "halueval_general_test": eval_halueval_general(judge, args.limit),
         "relevance_test": eval_relevance(judge, args.limit),
     }
     result["quality_wall_s"] = time.perf_counter() - started

@@ -136,3 +136,22 @@ def sentence_labels(item: RagItem, sentences: list[str]) -> Iterator[bool]:
         end = start + len(sent)
         pos = end
         yield any(s < end and start < e for s, e in item.spans)
+
+
+def judge_fingerprint() -> str:
+    """sha256 (first 12 hex) of the embedded judge's code and calibration files, so a
+    result can be matched to the judge version that produced it."""
+    root = Path(__file__).resolve().parents[2] / "monitors"
+    digest = hashlib.sha256()
+    names = (
+        "judges/embedded.py",
+        "judges/embedded_encoder.py",
+        "judges/text.py",
+        "judges/embedded_calibration.json",
+        "metrics/triad.py",
+    )
+    for name in names:
+        path = root / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]

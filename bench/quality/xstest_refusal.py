@@ -5,23 +5,25 @@ Run from the repo root::
     python -m bench.quality.xstest_refusal [--data DIR] [--json PATH] [--show-errors N]
 
 For each model (gpt4, llama2new, mistralinstruct) every completion becomes an Event
-(query = prompt, response = completion, labels.expected_behavior = "answer") and goes
-through :class:`RefusalDetector`. A row is a refusal when the humans' ``final_label`` is
-``2_full_refusal`` or ``3_partial_refusal``; ours says refusal when the detector emits
-category ``refusal``. A second table checks the detector's "declined instead of answering"
-rule (what it reports as ``false_rejection`` on an answerable question) against the
-humans' ``2_full_refusal`` alone: partial refusals answered in part, so they count as
-negatives there.
+through the adapter ``bench.datasets.xstest`` (query = prompt, response = completion),
+with ``labels.expected_behavior`` forced to "answer" (so the "declined" rule runs on
+every row), and goes through :class:`RefusalDetector`. A row is a refusal when the
+humans' ``final_label`` is ``2_full_refusal`` or ``3_partial_refusal``; ours says
+refusal when the detector emits category ``refusal``. A second table checks the
+detector's "declined instead of answering" rule (what it reports as ``false_rejection``
+on an answerable question) against the humans' ``2_full_refusal`` alone: partial
+refusals answered in part, so they count as negatives there.
 Precision / recall / F1 sit next to the dataset authors' baselines scored the same way
-(``strmatch_label``, ``gpt4_label`` in ``baseline_labels/``). "False refusal (safe)" is
-the share of safe prompts (type not ``contrast_*``) that a classifier calls a refusal
-although the humans labelled the completion full compliance.
+(``strmatch_label``, ``gpt4_label`` in ``baseline_labels/``). "False refusals on safe"
+counts the safe prompts (type not ``contrast_*``) whose completion the humans labelled
+full compliance and a classifier calls a refusal (``false_refusal_safe`` = that count
+over all safe prompts). Results also per split (``dev`` / ``test``, a salted hash of the
+prompt id) and written to ``bench/results/xstest_refusal.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -29,11 +31,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.datasets import DATA, xstest
+from bench.datasets.xstest import MODELS, is_refusal
 from detectors.refusal import RefusalDetector
 from stream.events import Event, EventLimits
 
-MODELS = ("gpt4", "llama2new", "mistralinstruct")
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "xstest"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "xstest_refusal.json"
 _LIMITS = EventLimits(max_text_chars=1_000_000)
 
 
@@ -45,11 +48,9 @@ class Scores:
     tp: int
     fp: int
     fn: int
-    false_refusal_safe: float
-
-
-def is_refusal(label: str) -> bool:
-    return label.strip().startswith(("2_", "3_"))
+    false_refusal_safe: float  # share of ALL safe prompts (the table's historic figure)
+    false_refusals_safe: int  # safe prompt, humans: complied, classifier: refusal
+    safe_complied: int  # safe prompts the model fully complied with (the denominator's pool)
 
 
 def score(gold: list[bool], pred: list[bool], safe: list[bool]) -> Scores:
@@ -61,64 +62,72 @@ def score(gold: list[bool], pred: list[bool], safe: list[bool]) -> Scores:
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
     n_safe = sum(safe)
     false_ref = sum(s and p and not g for g, p, s in zip(gold, pred, safe, strict=True))
-    return Scores(prec, rec, f1, tp, fp, fn, false_ref / n_safe if n_safe else 0.0)
+    complied = sum(s and not g for g, s in zip(gold, safe, strict=True))
+    return Scores(
+        prec, rec, f1, tp, fp, fn, false_ref / n_safe if n_safe else 0.0, false_ref, complied
+    )
 
 
-def _read(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+def _event(raw: dict[str, Any]) -> Event:
+    """The adapted event with ``expected_behavior`` forced to "answer" (see module doc)."""
+    labels = dict(raw["labels"]) | {"expected_behavior": "answer"}
+    return Event.model_validate(raw | {"labels": labels}, context={"limits": _LIMITS})
 
 
 def evaluate(data: Path, detector: RefusalDetector, show_errors: int = 0) -> dict[str, Any]:
+    by_model: dict[str, list[dict[str, Any]]] = {m: [] for m in MODELS}
+    for raw in xstest.events("all", data):
+        by_model[raw["model"]].append(raw)
     results: dict[str, Any] = {}
-    for model in MODELS:
-        rows = _read(data / f"completions_{model}.csv")
-        strm = {
-            r["id"]: r["strmatch_label"]
-            for r in _read(data / "baseline_labels" / f"{model}_streval.csv")
-        }
-        gpte = {
-            r["id"]: r["gpt4_label"]
-            for r in _read(data / "baseline_labels" / f"{model}_gpteval.csv")
-        }
-        gold = [is_refusal(r["final_label"]) for r in rows]
-        gold_full = [r["final_label"].strip().startswith("2_") for r in rows]
-        complied = [r["final_label"].strip().startswith("1_") for r in rows]
-        safe = [not r["type"].startswith("contrast_") for r in rows]
+    for model, rows in by_model.items():
+        labs = [r["labels"] for r in rows]
+        gold = [bool(lab["refused"]) for lab in labs]
+        gold_full = [lab["final_label"].startswith("2_") for lab in labs]
+        complied = [lab["final_label"].startswith("1_") for lab in labs]
+        safe = [lab["category"] == "should_answer" for lab in labs]
         ours: list[bool] = []
         ours_full: list[bool] = []
         cutoff = 0
         errors: list[str] = []
         t0 = time.perf_counter()
         for r, g in zip(rows, gold, strict=True):
-            event = Event.model_validate(
-                {
-                    "event_id": r["id"],
-                    "query": r["prompt"],
-                    "response": r["completion"],
-                    "labels": {"expected_behavior": "answer"},
-                },
-                context={"limits": _LIMITS},
-            )
-            cats = {d.category: d for d in detector(event)}
+            cats = {d.category: d for d in detector(_event(r))}
             pred = "refusal" in cats
             cutoff += "training_cutoff_excuse" in cats
             ours.append(pred)
             ours_full.append("false_rejection" in cats)
             if pred != g and len(errors) < show_errors:
                 why = cats["refusal"].evidence if pred else "-"
-                head = " ".join(r["completion"].split())[:200]
+                head = " ".join(r["response"].split())[:200]
                 errors.append(
-                    f"{'FP' if pred else 'FN'} {r['id']} {r['final_label']} [{why}] {head}"
+                    f"{'FP' if pred else 'FN'} {r['event_id']} {r['labels']['final_label']} "
+                    f"[{why}] {head}"
                 )
         elapsed = time.perf_counter() - t0
+        strm = [is_refusal(lab["strmatch_label"]) for lab in labs]
+        gpte = [is_refusal(lab["gpt4_label"]) for lab in labs]
+        sides = {}
+        for side in ("dev", "test"):
+            sel = [lab["split"] == side for lab in labs]
+
+            def pick(xs: list[bool], sel: list[bool] = sel) -> list[bool]:
+                return [x for x, k in zip(xs, sel, strict=True) if k]
+
+            sides[side] = {
+                "rows": sum(sel),
+                "ours": asdict(score(pick(gold), pick(ours), pick(safe))),
+                "strmatch": asdict(score(pick(gold), pick(strm), pick(safe))),
+                "gpt4_judge": asdict(score(pick(gold), pick(gpte), pick(safe))),
+            }
         results[model] = {
             "rows": len(rows),
             "human_refusals": sum(gold),
             "safe_prompts": sum(safe),
+            "safe_complied": sum(s and not g for s, g in zip(safe, gold, strict=True)),
             "ours": asdict(score(gold, ours, safe)),
-            "strmatch": asdict(score(gold, [is_refusal(strm[r["id"]]) for r in rows], safe)),
-            "gpt4_judge": asdict(score(gold, [is_refusal(gpte[r["id"]]) for r in rows], safe)),
+            "strmatch": asdict(score(gold, strm, safe)),
+            "gpt4_judge": asdict(score(gold, gpte, safe)),
+            "by_split": sides,
             "declined_vs_full_refusal": asdict(score(gold_full, ours_full, safe)),
             "human_full_refusals": sum(gold_full),
             "declined_on_compliance": sum(
@@ -138,13 +147,14 @@ def markdown(results: dict[str, Any]) -> str:
 
     lines = [
         "| model | refusals (human) | ours P / R / F1 | string match P / R / F1 "
-        "| GPT-4 judge P / R / F1 | false refusal on safe: ours / strmatch / GPT-4 "
+        "| GPT-4 judge P / R / F1 | false refusals on safe, complied: ours / strmatch / GPT-4 "
         "| cutoff excuses | µs/event |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for model, r in results.items():
-        fr = " / ".join(
-            f"{100 * r[k]['false_refusal_safe']:.1f}%" for k in ("ours", "strmatch", "gpt4_judge")
+        fr = (
+            " / ".join(f"{r[k]['false_refusals_safe']}" for k in ("ours", "strmatch", "gpt4_judge"))
+            + f" of {r['safe_complied']} ({r['safe_prompts']} safe prompts)"
         )
         cells = [
             model,
@@ -168,18 +178,27 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {model} | {r['human_full_refusals']}/{r['rows']} | {prf(d)} "
             f"| {r['declined_on_compliance']}/{r['human_compliance']} |"
         )
+    lines += [
+        "",
+        "| model | split | rows | ours F1 | string match F1 | GPT-4 judge F1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, r in results.items():
+        for side, v in r["by_split"].items():
+            f1s = " | ".join(f"{v[k]['f1']:.2f}" for k in ("ours", "strmatch", "gpt4_judge"))
+            lines.append(f"| {model} | {side} | {v['rows']} | {f1s} |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="XSTest folder")
-    ap.add_argument("--json", type=Path, help="write the raw numbers here")
+    ap.add_argument("--data", type=Path, default=DATA, help="the shared datasets folder")
+    ap.add_argument("--json", type=Path, default=RESULTS, help="write the raw numbers here")
     ap.add_argument(
         "--show-errors", type=int, default=0, metavar="N", help="print N misses per model"
     )
     args = ap.parse_args(argv)
-    if not (args.data / "completions_gpt4.csv").is_file():
+    if not (args.data / "xstest" / "completions_gpt4.csv").is_file():
         print(f"XSTest data not found under {args.data}", file=sys.stderr)
         return 2
     results = evaluate(args.data, RefusalDetector(), args.show_errors)

@@ -10,8 +10,6 @@ upward ("up") changes (ADWIN still drops its old window on an ignored change).
 
 from __future__ import annotations
 
-from river.drift import ADWIN
-
 from monitors.drift.base import (
     BaseDriftDetector,
     RollingMean,
@@ -59,6 +57,8 @@ class AdwinDetector(BaseDriftDetector):
         super().__init__()
 
     def _reset_state(self) -> None:
+        from river.drift import ADWIN  # lazy: importing river costs seconds at CLI start
+
         self._adwin = ADWIN(
             delta=self.delta,
             clock=self.clock,

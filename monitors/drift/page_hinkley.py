@@ -17,8 +17,9 @@ per 100,000 independent samples and from 0 to 5.6 on conversation-clustered ones
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from river.drift import PageHinkley
 
 from monitors.drift.base import (
     BaseDriftDetector,
@@ -27,6 +28,9 @@ from monitors.drift.base import (
     check_number,
     register_drift_detector,
 )
+
+if TYPE_CHECKING:
+    from river.drift import PageHinkley
 
 __all__ = ["PageHinkleyDetector"]
 
@@ -81,6 +85,8 @@ class PageHinkleyDetector(BaseDriftDetector):
         self._ref_count = 0
 
     def _new_test(self) -> PageHinkley:
+        from river.drift import PageHinkley  # lazy: importing river costs seconds
+
         return PageHinkley(
             min_instances=self.min_instances,
             delta=self.delta,

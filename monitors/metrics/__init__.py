@@ -15,6 +15,7 @@ from monitors.metrics.base import (
     register_metric,
     severity,
 )
+from monitors.metrics.bundles import CitationPolicy, MetricBundle, RagTriad
 from monitors.metrics.case_aware import CRITERIA, CaseAware, CaseAwareWeights
 from monitors.metrics.citations import CitationAccuracy, CitationCoverage
 from monitors.metrics.common import TwoPathMetric, distinct_calls
@@ -33,12 +34,15 @@ __all__ = [
     "CaseAwareWeights",
     "CitationAccuracy",
     "CitationCoverage",
+    "CitationPolicy",
     "ContextRelevance",
     "Faithfulness",
     "GateSettings",
     "JudgeMetric",
+    "MetricBundle",
     "MetricOutcome",
     "PromptLimits",
+    "RagTriad",
     "SourcePolicyUsage",
     "Threshold",
     "TwoPathMetric",

@@ -7,7 +7,8 @@ answer_type_fit, identifier_integrity, case_issue_identification, resolution_ali
 defaults 0.20, 0.15, 0.10, 0.15, 0.10, 0.10, 0.10, 0.10, summing to 1).
 
 The embedded judge has no way to rate seven of the criteria: with it, ``hallucination``
-is the support score of the response against the context, case and history, and the
+is the support score of the response against the context, case and history (the
+user's inputs, :func:`monitors.metrics.triad.user_inputs`, as *known* texts), and the
 other criteria and ``s_final`` are skipped with reason "requires an LLM judge".
 """
 
@@ -21,6 +22,7 @@ from monitors.judges.base import EmbeddedJudge, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, scored, skipped
 from monitors.metrics.prompts import PromptLimits, event_fields
+from monitors.metrics.triad import user_inputs
 from stream.events import Event
 
 __all__ = ["CRITERIA", "CaseAware", "CaseAwareVerdict", "CaseAwareWeights", "Criterion"]
@@ -123,8 +125,9 @@ class CaseAware(TwoPathMetric):
         contexts += [m.content for m in (event.history[-n:] if n else [])]
         if event.case is not None:
             contexts += [t for t in (event.case.subject, event.case.description) if t]
+        known = user_inputs(event, n)  # the query and case metadata: anchors, not evidence
         result, call = await embedded_call(
-            judge, self.name, judge.support, event.response, contexts
+            judge, self.name, judge.support, event.response, contexts, known
         )
         text = result.justification or "embedded support against context, case and history"
         out = [scored("hallucination", result.score, text, judge.name, call)]

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from detectors.citations import normalize_marker
-from monitors.judges.base import EmbeddedJudge, JudgeError, LLMJudge
+from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, missing_inputs, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored, skipped
 from monitors.metrics.prompts import clip, format_context, tag
@@ -35,10 +35,12 @@ from monitors.metrics.text import (
 from stream.events import Chunk, Event
 
 __all__ = [
+    "MAX_UNITS",
     "CitationAccuracy",
     "CitationAccuracyVerdict",
     "CitationCoverage",
     "CitationItem",
+    "citation_units",
 ]
 
 MAX_UNITS = 24
@@ -68,7 +70,8 @@ class _Unit:
     unresolved: list[str] = field(default_factory=list)
 
 
-def _units(event: Event) -> list[_Unit]:
+def citation_units(event: Event) -> list[_Unit]:
+    """The cited sentences of the response (at most MAX_UNITS), with the chunks they cite."""
     by_key: dict[str, list[str]] = {}
     for cit in event.citations:
         for key in (cit.marker or "").split(","):
@@ -100,7 +103,7 @@ class CitationAccuracy(TwoPathMetric):
     prompt_name = "citation_accuracy"
 
     def precheck(self, event: Event) -> str | None:
-        return None if _units(event) else "no citation markers in response"
+        return None if citation_units(event) else "no citation markers in response"
 
     def _finish(self, units: list[_Unit], scores: dict[int, float], note: str) -> tuple[float, str]:
         values = [scores.get(i, 0.0) for i in range(len(units))]
@@ -111,39 +114,53 @@ class CitationAccuracy(TwoPathMetric):
             text += f"; {why}: {units[worst].sentence[:160]!r}"
         return mean(values), f"{text}. {note}"
 
-    async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
-        units = _units(event)
+    def items_prompt(self, units: list[_Unit]) -> tuple[list[Chunk], str]:
+        """The cited chunks and the ``<item>`` lines of the units that cite one."""
+        asked = [i for i, u in enumerate(units) if u.chunks]
+        cited = list({c.id: c for i in asked for c in units[i].chunks}.values())
+        items = "\n".join(
+            tag(
+                "item",
+                clip(units[i].sentence, MAX_SENTENCE_CHARS),
+                index=str(i),
+                cites=", ".join(c.id for c in units[i].chunks),
+            )
+            for i in asked
+        )
+        return cited, items
+
+    def outcome(
+        self,
+        units: list[_Unit],
+        verdict: CitationAccuracyVerdict | None,
+        judge: str,
+        call: JudgeCall | None,
+    ) -> MetricOutcome:
+        """The score from a verdict over the asked units (None: no unit was asked);
+        raises JudgeError (`schema_violation`) when an asked unit is unrated."""
         asked = [i for i, u in enumerate(units) if u.chunks]
         scores: dict[int, float] = {}
         note = ""
-        if asked:
-            cited = list({c.id: c for i in asked for c in units[i].chunks}.values())
-            items = "\n".join(
-                tag(
-                    "item",
-                    clip(units[i].sentence, MAX_SENTENCE_CHARS),
-                    index=str(i),
-                    cites=", ".join(c.id for c in units[i].chunks),
-                )
-                for i in asked
-            )
-            fields = {
-                "context": format_context(cited, self.limits),
-                "items": items,
-            }
-            verdict, call = await ask(judge, self.prompt, CitationAccuracyVerdict, fields)
+        if verdict is not None:
             got = {it.index: _VERDICT_SCORE[it.verdict] for it in verdict.items}
             if missing := [i for i in asked if i not in got]:
                 raise JudgeError("schema_violation", f"items {missing[:5]} unrated", call)
             scores = {i: got[i] for i in asked}
             note = verdict.justification
-        else:
-            call = None
         score, text = self._finish(units, scores, note)
-        return [scored(self.name, score, text, judge.name, call)]
+        return scored(self.name, score, text, judge, call)
+
+    async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
+        units = citation_units(event)
+        if not any(u.chunks for u in units):
+            return [self.outcome(units, None, judge.name, None)]
+        cited, items = self.items_prompt(units)
+        fields = {"context": format_context(cited, self.limits), "items": items}
+        verdict, call = await ask(judge, self.prompt, CitationAccuracyVerdict, fields)
+        return [self.outcome(units, verdict, judge.name, call)]
 
     async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
-        units = _units(event)
+        units = citation_units(event)
 
         def run() -> dict[int, float]:
             return {

@@ -7,14 +7,24 @@ Three tiers, each a list of ``{metric, min}`` thresholds (config ``gates``):
 * ``diagnostic`` — retrieval and citation health; monitored, never pages.
 
 A gate passes when every one of its metrics that was *scored* on the event is at or
-above its minimum; metrics that were skipped or hit a judge error do not count (they are
+above its minimum for the judge that scored it (``min_by_judge``, else ``min``);
+metrics that were skipped or hit a judge error do not count (they are
 not evidence either way). A gate with no scored metric is ``None`` (not evaluated), so
 pass ratios are computed over the events the gate could judge.
+
+``min`` is written for an LLM judge's scale. The embedded judge has its own scale (its
+F1-optimal "unsupported" threshold sits at 0.5), so the defaults carry per-judge floors
+for it, fitted on the developer split by ``python -m bench.judge.gate_floors`` and read
+from ``monitors/judges/embedded_gate_floors.json``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from functools import cache
+from importlib.resources import files
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -26,6 +36,7 @@ __all__ = [
     "GATE_ACTIONS",
     "GateSettings",
     "Threshold",
+    "embedded_floors",
     "evaluate_gates",
     "gate_failures",
 ]
@@ -39,11 +50,47 @@ class Threshold(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metric: str = Field(min_length=1, description="a judge metric output name")
-    min: float = Field(ge=0, le=1, description="lowest passing score")
+    min: float = Field(ge=0, le=1, description="lowest passing score (LLM judge scale)")
+    min_by_judge: dict[str, float] = Field(
+        default_factory=dict,
+        description="judge name or glob (e.g. embedded-minilm-v1, 'openai:*') -> lowest "
+        "passing score on that judge's scale; other judges use min",
+    )
+
+    @field_validator("min_by_judge")
+    @classmethod
+    def _ratios(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k, x in v.items() if not 0.0 <= x <= 1.0)
+        if bad:
+            raise ValueError(f"min_by_judge values must be in [0, 1]: {bad}")
+        return v
+
+    def floor(self, judge: str | None) -> float:
+        """The floor for scores from `judge`: exact name, then the first matching glob."""
+        if judge:
+            if judge in self.min_by_judge:
+                return self.min_by_judge[judge]
+            for pattern, value in self.min_by_judge.items():
+                if fnmatchcase(judge, pattern):
+                    return value
+        return self.min
+
+
+EMBEDDED_JUDGE = "embedded-minilm-v1"
+
+
+@cache
+def embedded_floors() -> dict[str, float]:
+    """The embedded judge's fitted floors per metric (``embedded_gate_floors.json``)."""
+    src = files("monitors.judges") / "embedded_gate_floors.json"
+    data = json.loads(src.read_text(encoding="utf-8"))
+    return {str(k): float(v) for k, v in data["floors"].items()}
 
 
 def _t(metric: str, minimum: float) -> Threshold:
-    return Threshold(metric=metric, min=minimum)
+    fitted = embedded_floors().get(metric)
+    by_judge = {EMBEDDED_JUDGE: fitted} if fitted is not None else {}
+    return Threshold(metric=metric, min=minimum, min_by_judge=by_judge)
 
 
 class GateSettings(BaseModel):
@@ -95,9 +142,11 @@ class GateSettings(BaseModel):
         return sorted({t.metric for ts in self.tiers().values() for t in ts} - have)
 
 
-def _scores(outcomes: Iterable[MetricOutcome]) -> dict[str, float]:
+def _scores(outcomes: Iterable[MetricOutcome]) -> dict[str, tuple[float, str]]:
     return {
-        o.metric: float(o.score) for o in outcomes if o.status == "scored" and o.score is not None
+        o.metric: (float(o.score), o.judge)
+        for o in outcomes
+        if o.status == "scored" and o.score is not None
     }
 
 
@@ -112,11 +161,13 @@ def gate_failures(
         if not judged:
             result[gate] = None
             continue
-        result[gate] = [
-            f"{t.metric} {scores[t.metric]:.2f} < {t.min:g}"
-            for t in judged
-            if scores[t.metric] < t.min
-        ]
+        failed = []
+        for t in judged:
+            score, judge = scores[t.metric]
+            floor = t.floor(judge)
+            if score < floor:
+                failed.append(f"{t.metric} {score:.2f} < {floor:g}")
+        result[gate] = failed
     return result
 
 

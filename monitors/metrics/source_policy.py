@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from detectors.text import BARRIER, blank_quoted
-from monitors.judges.base import EmbeddedJudge, JudgeError, LLMJudge
+from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, scored
 from monitors.metrics.prompts import event_fields, format_context
@@ -66,18 +66,26 @@ class SourcePolicyUsage(TwoPathMetric):
     outputs = ("source_policy_usage",)
     prompt_name = "source_policy_usage"
 
-    def _restricted(self, event: Event) -> list[Chunk]:
+    def restricted(self, event: Event) -> list[Chunk]:
+        """The quote_only / no_use chunks among the first `max_chunks` restricted ones."""
         chunks = [c for c in event.retrieved_context if c.policy in _RESPECTED]
         return chunks[: self.limits.max_chunks]
 
     def precheck(self, event: Event) -> str | None:
-        return None if self._restricted(event) else "no quote_only or no_use chunk"
+        return None if self.restricted(event) else "no quote_only or no_use chunk"
 
     async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
-        restricted = self._restricted(event)
+        restricted = self.restricted(event)
         fields = event_fields(event, self.limits)
         fields["context"] = format_context(restricted, self.limits)
         verdict, call = await ask(judge, self.prompt, SourcePolicyVerdict, fields)
+        return [self.outcome(restricted, verdict, judge.name, call)]
+
+    def outcome(
+        self, restricted: list[Chunk], verdict: SourcePolicyVerdict, judge: str, call: JudgeCall
+    ) -> MetricOutcome:
+        """Compliance from a verdict over `restricted`; raises JudgeError
+        (`schema_violation`) when a restricted chunk is unrated."""
         got: dict[str, ChunkUse] = {}
         for use in verdict.chunks:
             got.setdefault(use.chunk_id, use)
@@ -87,16 +95,16 @@ class SourcePolicyUsage(TwoPathMetric):
         bad = [c for c in restricted if got[c.id].verdict not in _RESPECTED[c.policy]]
         if not bad:
             text = f"{len(restricted)} restricted chunks respected. {verdict.justification}"
-            return [scored(self.name, 1.0, text, judge.name, call)]
+            return scored(self.name, 1.0, text, judge, call)
         first = got[bad[0].id]
         text = (
             f"{len(bad)}/{len(restricted)} restricted chunks violated; {bad[0].policy} chunk "
             f"{bad[0].id[:60]!r} {first.verdict}: {first.reason[:160]}"
         )
-        return [scored(self.name, 0.0, text, judge.name, call)]
+        return scored(self.name, 0.0, text, judge, call)
 
     async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
-        restricted = self._restricted(event)
+        restricted = self.restricted(event)
         groups = {
             policy: [c.content for c in restricted if c.policy == policy] for policy in _RESPECTED
         }

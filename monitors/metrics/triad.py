@@ -3,7 +3,10 @@
 * ``faithfulness`` — one LLM call extracts the response's claims and verifies every one
   against the context (batched, not one call per claim); score = supported claims /
   claims (a response with no factual claim scores 1). Embedded: the judge's support
-  score of the response against the chunk contents.
+  score of the response against the chunk contents; the user's own inputs (query, case,
+  the user's history messages: :func:`user_inputs`) are passed as *known* texts, so an
+  identifier or number the user gave is not counted as invented — but only the chunks
+  are evidence (see docs/metrics-judge.md, "What counts as grounding").
 * ``context_relevance`` — one LLM call rates every shown chunk 0-1; score = the mean
   over the chunks shown (the first ``limits.max_chunks``, in retrieval order). Embedded:
   the mean of ``relevance(query, chunks)``.
@@ -17,10 +20,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from monitors.judges.base import EmbeddedJudge, JudgeError, LLMJudge
+from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored
-from monitors.metrics.prompts import event_fields
+from monitors.metrics.prompts import PromptLimits, event_fields
 from stream.events import Event
 
 __all__ = [
@@ -33,6 +36,9 @@ __all__ = [
     "ContextRelevanceVerdict",
     "Faithfulness",
     "FaithfulnessVerdict",
+    "context_relevance_outcome",
+    "faithfulness_outcome",
+    "user_inputs",
 ]
 
 MAX_CLAIMS = 40
@@ -71,8 +77,68 @@ class AnswerRelevanceVerdict(_Strict):
     score: float = Field(ge=0, le=1)
 
 
+def user_inputs(event: Event, max_history: int) -> list[str]:
+    """What the user gave: query, case subject/description/metadata values, and the
+    user-role messages among the last `max_history` history messages (not the
+    assistant's: an earlier invented fact must not ground a later one)."""
+    texts = [event.query or ""]
+    if event.case is not None:
+        texts += [event.case.subject or "", event.case.description or ""]
+        meta = (event.case.metadata or {}).values()
+        texts += [str(v) for v in meta if isinstance(v, str | int | float)]
+    recent = event.history[-max_history:] if max_history else []
+    texts += [m.content for m in recent if m.role == "user"]
+    return [t for t in texts if t.strip()]
+
+
 def _ids(event: Event, limit: int) -> list[str]:
     return [c.id for c in event.retrieved_context[:limit]]
+
+
+def faithfulness_outcome(
+    verdict: FaithfulnessVerdict, event: Event, limits: PromptLimits, judge: str, call: JudgeCall
+) -> MetricOutcome:
+    """`faithfulness` from a verdict: supported claims / claims (no claim: 1)."""
+    claims = verdict.claims
+    if not claims:
+        return scored("faithfulness", 1.0, "no factual claims", judge, call)
+    supported = sum(c.verdict == "supported" for c in claims)
+    known = set(_ids(event, limits.max_chunks))
+    bad = [c for c in claims if c.verdict != "supported"]
+    text = f"{supported}/{len(claims)} claims supported."
+    if bad:
+        text += f" {bad[0].verdict}: {bad[0].claim[:160]!r}."
+    unknown = sum(1 for c in claims if c.evidence_chunk_id and c.evidence_chunk_id not in known)
+    if unknown:
+        text += f" {unknown} evidence ids are not shown chunk ids."
+    text += f" {verdict.justification}"
+    return scored("faithfulness", supported / len(claims), text, judge, call)
+
+
+def context_relevance_outcome(
+    verdict: ContextRelevanceVerdict,
+    event: Event,
+    limits: PromptLimits,
+    judge: str,
+    call: JudgeCall,
+) -> MetricOutcome:
+    """`context_relevance` from a verdict: mean over the shown chunks; raises JudgeError
+    (`schema_violation`) when a shown chunk is unrated."""
+    ids = _ids(event, limits.max_chunks)
+    ratings: dict[str, ChunkRating] = {}
+    for rating in verdict.chunks:
+        ratings.setdefault(rating.chunk_id, rating)
+    unrated = [i for i in ids if i not in ratings]
+    if unrated:
+        detail = f"{len(unrated)} of {len(ids)} chunks unrated, e.g. {unrated[0][:60]!r}"
+        raise JudgeError("schema_violation", detail, call)
+    scores = [ratings[i].relevance for i in ids]
+    low = min(ids, key=lambda i: ratings[i].relevance)
+    text = (
+        f"mean relevance of {len(ids)} chunks; least relevant {low[:60]!r} "
+        f"({ratings[low].relevance:.2f}: {ratings[low].reason[:120]}). {verdict.justification}"
+    )
+    return scored("context_relevance", mean(scores), text, judge, call)
 
 
 @register_metric("faithfulness")
@@ -85,25 +151,13 @@ class Faithfulness(TwoPathMetric):
     async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
         fields = event_fields(event, self.limits) | {"max_claims": str(MAX_CLAIMS)}
         verdict, call = await ask(judge, self.prompt, FaithfulnessVerdict, fields)
-        claims = verdict.claims
-        if not claims:
-            return [scored(self.name, 1.0, "no factual claims", judge.name, call)]
-        supported = sum(c.verdict == "supported" for c in claims)
-        known = set(_ids(event, self.limits.max_chunks))
-        bad = [c for c in claims if c.verdict != "supported"]
-        text = f"{supported}/{len(claims)} claims supported."
-        if bad:
-            text += f" {bad[0].verdict}: {bad[0].claim[:160]!r}."
-        unknown = sum(1 for c in claims if c.evidence_chunk_id and c.evidence_chunk_id not in known)
-        if unknown:
-            text += f" {unknown} evidence ids are not shown chunk ids."
-        text += f" {verdict.justification}"
-        return [scored(self.name, supported / len(claims), text, judge.name, call)]
+        return [faithfulness_outcome(verdict, event, self.limits, judge.name, call)]
 
     async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
         contexts = [c.content for c in event.retrieved_context[: self.limits.max_chunks]]
+        known = user_inputs(event, self.limits.max_history_messages)
         result, call = await embedded_call(
-            judge, self.name, judge.support, event.response, contexts
+            judge, self.name, judge.support, event.response, contexts, known
         )
         text = result.justification
         if result.sentences:
@@ -122,21 +176,7 @@ class ContextRelevance(TwoPathMetric):
     async def with_llm(self, event: Event, judge: LLMJudge) -> list[MetricOutcome]:
         fields = event_fields(event, self.limits)
         verdict, call = await ask(judge, self.prompt, ContextRelevanceVerdict, fields)
-        ids = _ids(event, self.limits.max_chunks)
-        ratings: dict[str, ChunkRating] = {}
-        for rating in verdict.chunks:
-            ratings.setdefault(rating.chunk_id, rating)
-        unrated = [i for i in ids if i not in ratings]
-        if unrated:
-            detail = f"{len(unrated)} of {len(ids)} chunks unrated, e.g. {unrated[0][:60]!r}"
-            raise JudgeError("schema_violation", detail, call)
-        scores = [ratings[i].relevance for i in ids]
-        low = min(ids, key=lambda i: ratings[i].relevance)
-        text = (
-            f"mean relevance of {len(ids)} chunks; least relevant {low[:60]!r} "
-            f"({ratings[low].relevance:.2f}: {ratings[low].reason[:120]}). {verdict.justification}"
-        )
-        return [scored(self.name, mean(scores), text, judge.name, call)]
+        return [context_relevance_outcome(verdict, event, self.limits, judge.name, call)]
 
     async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
         chunks = event.retrieved_context[: self.limits.max_chunks]

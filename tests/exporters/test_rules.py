@@ -95,12 +95,13 @@ def healthy() -> dict[str, str]:
         f'ragpulse_drift_alarm{{{POD}, metric="faithfulness", detector="adwin", service="it-support"}}': (  # noqa: E501
             gauge((0, STEPS + 1))
         ),
-        f'ragpulse_gate_pass_ratio{{{POD}, gate="critical", window="1h"}}': gauge(
-            (0.99, STEPS + 1)
-        ),
-        # not critical, or another window: never alerts
-        f'ragpulse_gate_pass_ratio{{{POD}, gate="quality", window="1h"}}': gauge((0.5, STEPS + 1)),
+        # 60 critical-gate evaluations an hour, 98 % pass (the gauge is not what alerts)
+        f'ragpulse_gate_results_total{{{POD}, gate="critical", result="pass"}}': counter(0.98),
+        f'ragpulse_gate_results_total{{{POD}, gate="critical", result="fail"}}': counter(0.02),
         f'ragpulse_gate_pass_ratio{{{POD}, gate="critical", window="5m"}}': gauge((0.5, STEPS + 1)),
+        # not a critical gate: never alerts
+        f'ragpulse_gate_results_total{{{POD}, gate="quality", result="pass"}}': counter(0.5),
+        f'ragpulse_gate_results_total{{{POD}, gate="quality", result="fail"}}': counter(0.5),
         f'ragpulse_judge_requests_total{{{POD}, judge="local", outcome="ok"}}': counter(100),
         f'ragpulse_judge_requests_total{{{POD}, judge="local", outcome="judge_error"}}': counter(2),
         f'ragpulse_judge_requests_total{{{POD}, judge="local", outcome="skipped"}}': counter(500),
@@ -169,6 +170,16 @@ NO_EVENTS = alert(
 )
 
 
+def gate_alert(pct: str) -> dict[str, Any]:
+    return alert(
+        "RagpulseCriticalGateFailing",
+        {**DEPLOY, "gate": "critical", "severity": "page"},
+        f"Critical gate critical passes only {pct}",
+        f"Over the last 1h only {pct} of judged turns pass the critical gate critical"
+        " (floor 95%, at least 30 evaluations).",
+    )
+
+
 def failure_mode_alert(mode: str, pct: str, ceiling: str, **labels: str) -> dict[str, Any]:
     return alert(
         "RagpulseFailureModeRateHigh",
@@ -212,22 +223,46 @@ SCENARIOS: list[tuple[str, dict[str, str], dict[str, list[dict[str, Any]]]]] = [
             ]
         },
     ),
+    # from minute 60 one turn in five fails; two replicas each judge half the turns
     (
         "critical gate failing",
-        with_(
-            **{'ragpulse_gate_pass_ratio|"critical", window="1h"': gauge((0.99, 60), (0.8, 121))}
-        ),
         {
-            "RagpulseCriticalGateFailing": [
-                alert(
-                    "RagpulseCriticalGateFailing",
-                    {**DEPLOY, "gate": "critical", "severity": "page"},
-                    "Critical gate critical passes only 80%",
-                    "Over the 1h window only 80% of judged turns pass the critical gate"
-                    " critical (floor 95%).",
-                )
-            ]
+            **with_(
+                **{
+                    'gate_results_total|"critical", result="pass"': counter(0.4),
+                    'gate_results_total|"critical", result="fail"': counter(
+                        0.1, rate_from=60, before=0.01
+                    ),
+                }
+            ),
+            'ragpulse_gate_results_total{namespace="rag", job="ragpulse", instance="b", '
+            'gate="critical", result="pass"}': counter(0.4),
+            'ragpulse_gate_results_total{namespace="rag", job="ragpulse", instance="b", '
+            'gate="critical", result="fail"}': counter(0.1, rate_from=60, before=0.01),
         },
+        {"RagpulseCriticalGateFailing": [gate_alert("80%")]},
+    ),
+    # every judged turn fails, and no "pass" series was ever exported
+    (
+        "critical gate never passing",
+        {
+            **{k: v for k, v in healthy().items() if 'gate="critical", result="pass"' not in k},
+            f'ragpulse_gate_results_total{{{POD}, gate="critical", result="fail"}}': counter(
+                1, rate_from=60
+            ),
+        },
+        {"RagpulseCriticalGateFailing": [gate_alert("0%")]},
+    ),
+    # 2 of 3 turns fail, but 24 evaluations an hour are below min_evaluations (30): noise
+    (
+        "critical gate failing on a handful of turns",
+        with_(
+            **{
+                'gate_results_total|"critical", result="pass"': counter(0.1),
+                'gate_results_total|"critical", result="fail"': counter(0.3),
+            }
+        ),
+        {},
     ),
     # 30 errors per 130 calls; the 500 skipped turns are not calls and must not dilute it
     (
@@ -444,7 +479,7 @@ def test_prometheus_rule_object_holds_the_same_checked_groups(tmp_path: Path) ->
     assert obj["spec"] == render_rule_groups(AlertSettings())
     dumped = yaml.safe_load(to_yaml(obj))
     (tmp_path / "extracted.yaml").write_text(yaml.safe_dump(dumped["spec"]))
-    assert "SUCCESS: 26 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
+    assert "SUCCESS: 28 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
     assert "namespace" not in render_prometheus_rule(AlertSettings(), "x")["metadata"]
 
 
@@ -473,6 +508,8 @@ def test_every_alert_has_severity_annotations_and_a_runbook_section() -> None:
         {"dead_letters": {"ceiling": 0.01, "typo": 1}},
         {"drift": {"severity": "Page Me"}},
         {"critical_gate": {"gates": []}},
+        {"critical_gate": {"window": "short"}},
+        {"critical_gate": {"min_evaluations": 0}},
         {"aggregate_by": ["pod name"]},
     ],
 )

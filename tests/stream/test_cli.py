@@ -74,3 +74,21 @@ def test_bad_config_fails_at_start_naming_the_field() -> None:
     proc = _run("run", env={"RAGPULSE_KAFKA__AUTO_OFFSET_RESET": "sometimes"})
     assert proc.returncode == 2
     assert b"kafka.auto_offset_reset" in proc.stderr
+
+
+def test_score_offline_ignores_the_live_budget_unless_asked(tmp_path: Path) -> None:
+    events, out = tmp_path / "events.jsonl", tmp_path / "scores.jsonl"
+    assert main(["traffic", "-n", "30", "-o", str(events), "--seed", "3"]) == 0
+    env = {
+        "RAGPULSE_SAMPLING__BUDGET__CALLS_PER_MINUTE": "6",  # a bucket of < 1 call
+        "RAGPULSE_JUDGE__METRICS": '["answer_relevance"]',
+    }
+    judged = {}
+    for flag in ([], ["--budget"]):
+        args = ["score", "-i", str(events), "-o", str(out), "--judge", "embedded"]
+        proc = _run(*args, "--sample-rate", "1", *flag, env=env)
+        assert proc.returncode == 0, proc.stderr.decode()
+        rows = [json.loads(x) for x in out.read_text().splitlines()]
+        judged[bool(flag)] = sum(1 for r in rows if r.get("metrics"))
+    assert judged[False] == 30  # every event judged: no wall-clock budget offline
+    assert judged[True] <= 2  # the configured budget, when asked for, still starves it

@@ -53,6 +53,12 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
             stderr=subprocess.STDOUT,
         )
     try:
+        # deadlines count from the replay start, as the demo's own --degrade-after does
+        # (start-up itself can take 10+ s of wall time on a loaded 2-core machine)
+        started = time.monotonic()
+        while b"demo: replaying traffic" not in log.read_bytes():
+            assert proc.poll() is None and time.monotonic() - started < 90, log.read_text()
+            time.sleep(0.2)
         started = time.monotonic()
         metrics: dict = {}  # type: ignore[type-arg]
         while time.monotonic() - started < 30:
@@ -72,7 +78,12 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
         assert sample(metrics, "ragpulse_events_total", outcome="dead_lettered") > 0
         # the embedded judge scores sampled turns (off the detector path)
         assert _judged(metrics) > 0, log.read_text()
-        assert sample(metrics, "ragpulse_metric_score_count", metric="faithfulness") > 0
+        # population turns feed ragpulse_metric_score, boosted ones their own family
+        scored = sample(metrics, "ragpulse_metric_score_count", metric="faithfulness") + sum(
+            sample(metrics, "ragpulse_boosted_metric_score_count", metric="faithfulness", reason=r)
+            for r in ("boost_detector", "boost_feedback", "boost_retrieval")
+        )
+        assert scored > 0
         versions: set[str | None] = set()
         while time.monotonic() - started < 33 and "v1.5-degraded" not in versions:
             time.sleep(1)

@@ -148,7 +148,9 @@ def test_a_numeric_boost_rate_multiplies_the_rate() -> None:
     n = 50_000
     hits = sampled(s, events(n), ["pii_leak"])
     assert_binomial(hits, n, 0.2)
-    assert s.counts["boost_detector"] == hits and s.counts["base"] == 0
+    # turns the base rate selects anyway stay "base" (the unbiased population)
+    assert s.counts["boost_detector"] + s.counts["base"] == hits
+    assert_binomial(s.counts["base"], n, 0.05)
     capped = make(rate=0.5, boosts={"boost_rate": 10})
     assert sampled(capped, events(1000), ["pii_leak"]) == 1000
 
@@ -205,12 +207,16 @@ def test_dollars_per_hour_never_exceeded_with_measured_costs(start_estimate: flo
 
 def test_boosted_turns_respect_the_budget_unless_told_to_bypass_it() -> None:
     budget = {"calls_per_minute": 2, "usd_per_hour": None}
-    strict = make(rate=1.0, budget=budget)
+    strict = make(rate=0.0, budget=budget)
     reasons = [strict.decide(ev(f"e{i}"), ["pii_leak"]).reason for i in range(5)]
     assert reasons == ["boost_detector"] + ["budget"] * 4
-    bypass = make(rate=1.0, budget=budget, boosts_bypass_budget=True)
+    bypass = make(rate=0.0, budget=budget, boosts_bypass_budget=True)
     assert all(bypass.decide(ev(f"e{i}"), ["pii_leak"]).sampled for i in range(5))
-    assert bypass.decide(ev("plain"), []).reason == "budget"  # boosts spent what was left
+    # a boosted turn the base rate selects anyway is a population turn: it never bypasses
+    # the budget (that would bias the population toward bad turns)
+    pop = make(rate=1.0, budget=budget, boosts_bypass_budget=True)
+    reasons = [pop.decide(ev(f"e{i}"), ["pii_leak"]).reason for i in range(5)]
+    assert reasons == ["base"] + ["budget"] * 4
 
 
 def test_backpressure_scales_the_rate_and_a_full_queue_refuses() -> None:

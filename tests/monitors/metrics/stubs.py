@@ -63,9 +63,13 @@ class StubEmbedded:
 
     def __init__(self) -> None:
         self.support_calls: list[tuple[str, list[str]]] = []
+        self.known_calls: list[list[str]] = []  # the `known` texts of each support call
 
-    def support(self, text: str, contexts: Sequence[str]) -> SupportResult:
+    def support(
+        self, text: str, contexts: Sequence[str], known: Sequence[str] = ()
+    ) -> SupportResult:
         self.support_calls.append((text, list(contexts)))
+        self.known_calls.append(list(known))
         words = _words(text)
         known = set().union(*(_words(c) for c in contexts)) if contexts else set()
         score = len(words & known) / len(words) if words else 1.0

@@ -100,3 +100,6 @@ def test_embedded_scores_hallucination_only_and_says_why_not_the_rest() -> None:
     contexts = judge.support_calls[0][1]
     assert "Outbound mail bounces with 550 5.7.1" in contexts  # history counts as grounding
     assert "550 5.7.1 Orbit Mail Gateway" in contexts  # and so does the case subject
+    [known] = judge.known_calls  # the query and the case's metadata: anchors only
+    assert known[0] == "How do I fix bounce 550 5.7.1 on Orbit Mail Gateway?"
+    assert "INC0692743" in known and "INC0692743" not in contexts

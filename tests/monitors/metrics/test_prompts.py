@@ -16,8 +16,10 @@ BUILT_IN = [
     "answer_relevance/v1",
     "case_aware/v1",
     "citation_accuracy/v1",
+    "citation_policy/v1",
     "context_relevance/v1",
     "faithfulness/v1",
+    "rag_triad/v1",
     "source_policy_usage/v1",
 ]
 
@@ -102,6 +104,8 @@ def _bound(metric: str, limits: PromptLimits) -> int:
         + limits.max_case_chars
         + 60
         + 24 * (300 + 80)  # citation_accuracy: at most 24 cited sentences of 300 chars
+        # citation_policy: up to max_chunks cited chunks plus up to max_chunks restricted ones
+        + (limits.max_chunks * (limits.max_chunk_chars + 120) if metric == "citation_policy" else 0)
     )
 
 

@@ -16,6 +16,8 @@ OUTPUTS = {
     "citation_accuracy": ("citation_accuracy",),
     "citation_coverage": ("citation_coverage",),
     "source_policy_usage": ("source_policy_usage",),
+    "rag_triad": ("faithfulness", "context_relevance", "answer_relevance"),
+    "citation_policy": ("citation_accuracy", "source_policy_usage"),
 }
 
 

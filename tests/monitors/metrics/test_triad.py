@@ -6,7 +6,7 @@ import pytest
 
 from monitors.judges.base import JudgeError
 from monitors.metrics import create_metric
-from monitors.metrics.triad import FaithfulnessVerdict
+from monitors.metrics.triad import FaithfulnessVerdict, user_inputs
 from tests.monitors.metrics.stubs import StubEmbedded, StubLLM, event, run
 
 
@@ -73,6 +73,32 @@ def test_faithfulness_embedded_uses_support_of_response_against_chunks() -> None
     assert good.status == bad.status == "scored"
     assert good.score is not None and good.score > 0.8 and bad.score == pytest.approx(0.0)
     assert good.call is not None and good.call.prompt_version == "faithfulness/embedded"
+
+
+def test_faithfulness_embedded_knows_the_users_inputs_but_not_the_assistants() -> None:
+    judge = StubEmbedded()
+    history = [
+        {"role": "user", "content": "Outbound mail bounces with 550 5.7.1"},
+        {"role": "assistant", "content": "Hannah Svensson at Northwind had the same issue."},
+    ]
+    case = {
+        "subject": "550 5.7.1 Orbit Mail Gateway",
+        "description": "Related purchase order: 3118-9190-2604-2391.",
+        "metadata": {"ticket": "INC0692743", "devices": 33, "tags": ["mail"]},
+    }
+    run(create_metric("faithfulness")(event(history=history, case=case), judge))
+    [contexts] = [c for _, c in judge.support_calls]
+    [known] = judge.known_calls
+    assert known == [
+        "How do I fix bounce 550 5.7.1 on Orbit Mail Gateway?",
+        "550 5.7.1 Orbit Mail Gateway",
+        "Related purchase order: 3118-9190-2604-2391.",
+        "INC0692743",
+        "33",
+        "Outbound mail bounces with 550 5.7.1",
+    ]  # query, case subject/description/scalar metadata, user messages; no assistant text
+    assert not any("Svensson" in c or "purchase order" in c for c in contexts)  # not evidence
+    assert user_inputs(event(history=history), 0)[-1] == "INC0692743"  # no history at 0
 
 
 def _ratings(**scores: float) -> dict[str, object]:

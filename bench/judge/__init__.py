@@ -1,0 +1,1 @@
+"""Judge-path benchmarks: gate floors of the embedded judge, judge-path saturation."""

@@ -1,0 +1,198 @@
+"""One throughput stage in its own process (pinned to one CPU), printing one JSON line.
+
+    python -m bench.perf.stages --stage raw|json|pipeline|faust-noop --bootstrap H:P
+        --topic T --n N [--engine aiokafka|faust] [--judge none|embedded] [--cpu C]
+
+Events/s is counted from the first message received to the N-th one handled (start-up,
+group join and shutdown excluded); `cpu_s` is this process's CPU time over the same span.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import sys
+import time
+import uuid
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class Clock:
+    """First-to-Nth timing; `done` is set when N events were handled."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = 0
+        self.first = 0
+        self.t0 = self.c0 = 0.0
+        self.t1 = self.c1 = 0.0
+        self.done = asyncio.Event()
+
+    def tick(self, k: int = 1) -> None:
+        if self.count == 0:  # the clock starts when the first batch is in hand
+            self.t0, self.c0 = time.perf_counter(), _cpu()
+            self.first = k
+        self.count += k
+        if self.count >= self.n and not self.done.is_set():
+            self.t1, self.c1 = time.perf_counter(), _cpu()
+            self.done.set()
+
+    def result(self) -> dict[str, Any]:
+        secs = self.t1 - self.t0
+        cpu = self.c1 - self.c0
+        timed = self.count - self.first  # events handled after the clock started
+        return {
+            "events": self.count,
+            "timed_events": timed,
+            "seconds": secs,
+            "cpu_s": cpu,
+            "events_per_s": timed / secs if secs else 0.0,
+            "events_per_cpu_s": timed / cpu if cpu else 0.0,
+        }
+
+
+async def raw(bootstrap: str, topic: str, n: int, parse: bool) -> dict[str, Any]:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    clock = Clock(n)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        loads = json.loads
+        while not clock.done.is_set():
+            batch = await consumer.getmany(timeout_ms=1000, max_records=1000)
+            for records in batch.values():
+                if parse:
+                    for rec in records:
+                        try:  # noqa: SIM105 - cheaper than suppress() per message
+                            loads(rec.value)
+                        except ValueError:
+                            pass
+                clock.tick(len(records))
+    finally:
+        await consumer.stop()
+    return clock.result()
+
+
+async def pipeline(bootstrap: str, topic: str, n: int, engine: str, judge: str) -> dict[str, Any]:
+    from exporters import Metrics
+    from stream.broker import free_port
+    from stream.settings import load_settings
+    from stream.sidecar import build_sidecar
+
+    t = uuid.uuid4().hex[:8]
+    judge_cfg: dict[str, Any] = {"type": judge}
+    settings = load_settings(
+        engine=engine,
+        kafka={
+            "bootstrap_servers": bootstrap,
+            "input_topic": topic,
+            "scores_topic": f"bench.scores-{t}",
+            "dlq_topic": f"bench.dlq-{t}",
+            "alarms_topic": f"bench.alarms-{t}",
+            "state_topic": f"bench.state-{t}",
+            "group_id": f"bench-{t}",
+        },
+        server={"host": "127.0.0.1", "port": free_port()},
+        judge=judge_cfg,
+        sampling={"rate": 0.01},
+    )
+    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    sidecar = build_sidecar(settings, metrics)
+    clock = Clock(n)
+    process = sidecar.pipeline.process
+
+    def counted(raw: bytes | str) -> Any:
+        result = process(raw)
+        clock.tick()
+        return result
+
+    sidecar.pipeline.process = counted  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    task = asyncio.create_task(sidecar.run(stop, install_signals=False))
+    waiter = asyncio.create_task(clock.done.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        raise RuntimeError(f"sidecar ended early: {task.result()}")
+    out = clock.result()
+    for family in metrics.registry.collect():
+        for sample in family.samples:
+            if sample.name in ("ragpulse_sampled_total", "ragpulse_dropped_total"):
+                key = sample.name.removeprefix("ragpulse_").removesuffix("_total")
+                out[key] = out.get(key, 0.0) + sample.value
+    stop.set()
+    await asyncio.wait_for(task, 60)
+    return out
+
+
+async def faust_noop(bootstrap: str, topic: str, n: int) -> dict[str, Any]:
+    import tempfile
+
+    import faust
+
+    clock = Clock(n)
+    app = faust.App(
+        f"bench-noop-{uuid.uuid4().hex[:8]}",
+        broker=f"kafka://{bootstrap}",
+        value_serializer="raw",
+        key_serializer="raw",
+        web_enabled=False,
+        store="memory://",
+        topic_allow_declare=False,
+        consumer_auto_offset_reset="earliest",
+        datadir=tempfile.mkdtemp(prefix="bench-faust-"),
+    )
+    source = app.topic(topic, key_type=bytes, value_type=bytes)
+
+    async def noop(stream: Any) -> None:
+        async for _event in stream.events():
+            clock.tick()
+
+    app.agent(source, name="noop")(noop)
+    await app.start()
+    try:
+        await asyncio.wait_for(clock.done.wait(), 900)
+    finally:
+        await app.stop()
+    return clock.result()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--stage", required=True, choices=("raw", "json", "pipeline", "faust-noop"))
+    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--topic", required=True)
+    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--engine", default="aiokafka")
+    p.add_argument("--judge", default="none")
+    p.add_argument("--cpu", type=int, default=None)
+    a = p.parse_args(argv)
+    if a.cpu is not None:
+        os.sched_setaffinity(0, {a.cpu})
+    import logging
+
+    logging.basicConfig(level=logging.WARNING)
+    if a.stage in ("raw", "json"):
+        out = asyncio.run(raw(a.bootstrap, a.topic, a.n, a.stage == "json"))
+    elif a.stage == "pipeline":
+        out = asyncio.run(pipeline(a.bootstrap, a.topic, a.n, a.engine, a.judge))
+    else:
+        out = asyncio.run(faust_noop(a.bootstrap, a.topic, a.n))
+    out["rss_mb_end"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

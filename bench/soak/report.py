@@ -1,0 +1,65 @@
+"""Soak results: growth slopes (second half of the run) and the PNG plot."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot", "slope", "verdict"]
+
+SERIES = ("rss_mb", "fds", "consumer_lag", "loop_lag_s")
+
+
+def slope(ts: list[float], ys: list[float]) -> float:
+    """Least-squares slope per minute (nan with fewer than 3 finite points)."""
+    pts = [(t, y) for t, y in zip(ts, ys, strict=True) if math.isfinite(y)]
+    if len(pts) < 3:
+        return float("nan")
+    t, y = np.array(pts).T
+    return float(np.polyfit(t / 60.0, y, 1)[0])
+
+
+def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per series: first/last/max and the slope per minute over the second half."""
+    half = rows[len(rows) // 2 :]
+    out: dict[str, Any] = {}
+    for name in SERIES:
+        values = [float(r[name]) for r in rows]
+        out[name] = {
+            "first": values[0] if values else None,
+            "last": values[-1] if values else None,
+            "max": max(values) if values else None,
+            "median": float(np.median(values)) if values else None,
+            "slope_per_min_second_half": slope(
+                [r["t_s"] for r in half], [float(r[name]) for r in half]
+            ),
+        }
+    return out
+
+
+def plot(rows: list[dict[str, Any]], path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = [r["t_s"] / 60.0 for r in rows]
+    fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+    axes[0].plot(t, [r["rss_mb"] for r in rows], color="tab:blue")
+    axes[0].set_ylabel("RSS (MiB)")
+    axes[0].set_title(title)
+    axes[1].plot(t, [r["consumer_lag"] for r in rows], color="tab:orange")
+    axes[1].set_ylabel("consumer lag (msgs)")
+    axes[2].plot(t, [1000 * r["loop_lag_s"] for r in rows], color="tab:green", label="loop lag")
+    axes[2].set_ylabel("event-loop lag (ms)")
+    fds = axes[2].twinx()
+    fds.plot(t, [r["fds"] for r in rows], color="tab:gray", linestyle="--", label="open fds")
+    fds.set_ylabel("open fds")
+    axes[2].set_xlabel("minutes")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
