@@ -1,8 +1,8 @@
 """The benchmark harness (issue 7): `python -m bench all` writes BENCHMARKS.md + results.
 
     python -m bench all [--runs 5] [--smoke]
-    python -m bench throughput|latency|memory|scaling|detectors|economy|summary [--runs N]
-        [--smoke]
+    python -m bench throughput|breakdown|latency|memory|scaling|detectors|economy|summary
+        [--runs N] [--smoke]
 
 Every subcommand is a module `bench.perf.<name>` with `main(argv) -> int` that accepts
 `--runs N` and `--smoke`, writes its raw numbers under bench/results/ and replaces its
@@ -19,7 +19,9 @@ import importlib
 import sys
 import time
 
-SECTIONS = ("throughput", "latency", "memory", "scaling", "detectors", "economy", "summary")
+SECTIONS = (
+    "throughput", "breakdown", "latency", "memory", "scaling", "detectors", "economy", "summary",
+)  # fmt: skip
 
 
 def _module_main(name: str) -> object | None:

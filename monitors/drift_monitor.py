@@ -83,6 +83,8 @@ class DriftMonitor:
         self._cap = cap_service or (lambda s: s or "unknown")
         self._clock = clock
         self.streams: dict[str, MonitoredStream] = {}
+        # (metric, detector type, service) -> stream: the per-event lookup without a StreamKey
+        self._by_key: dict[tuple[str, str, str], MonitoredStream] = {}
         from monitors.drift import create_drift_detector
 
         self._create = create_drift_detector
@@ -90,11 +92,16 @@ class DriftMonitor:
             create_drift_detector(spec)  # fail at start on a bad spec
 
     def _stream(self, metric: str, spec: Mapping[str, Any], service: str) -> MonitoredStream:
+        fast = (metric, spec["type"], service)
+        stream = self._by_key.get(fast)
+        if stream is not None and self.streams.get(stream.key.id) is stream:
+            return stream
         key = StreamKey(metric, str(spec["type"]), service)
         stream = self.streams.get(key.id)
         if stream is None:
             stream = MonitoredStream(key, self._create(spec), self.policy)
             self.streams[key.id] = stream
+        self._by_key[fast] = stream
         return stream
 
     def observe(

@@ -112,6 +112,22 @@ def scorecard(event: Event, detections: list[Detection], sampled: bool = False) 
     return card
 
 
+class _Children:
+    """Label children of the per-event metric families, resolved once: prometheus-client's
+    `labels()` validates and takes a lock on every call; a dict lookup does not. Label
+    values are capped before they get here, so the cache is as bounded as the series."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def __call__(self, family: Any, *values: str) -> Any:
+        key = (id(family), values)
+        child = self._cache.get(key)
+        if child is None:
+            child = self._cache[key] = family.labels(*values)
+        return child
+
+
 class Pipeline:
     def __init__(
         self,
@@ -128,6 +144,7 @@ class Pipeline:
         self.detectors = build_detectors(settings)
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
+        self._child = _Children()
         self._logged_failures: set[str] = set()
         self.sampler = sampler
         self._pressure = pressure
@@ -146,18 +163,18 @@ class Pipeline:
     def process(self, raw: bytes | str) -> Result:
         m = self.metrics
         if m is not None:
-            m.events.labels("consumed").inc()
+            self._child(m.events, "consumed").inc()
             m.last_event.set(time.time())
         try:
             event = parse_event(raw, self.limits)
         except InvalidEvent as exc:
             if m is not None:
-                m.events.labels("invalid").inc()
-                m.invalid.labels(exc.reason).inc()
+                self._child(m.events, "invalid").inc()
+                self._child(m.invalid, exc.reason).inc()
             return Result("invalid", reason=exc.reason, detail=exc.detail)
         if self.dedupe.seen(event.event_id):
             if m is not None:
-                m.events.labels("duplicate").inc()
+                self._child(m.events, "duplicate").inc()
             return Result("duplicate", event_id=event.event_id)
         started = time.perf_counter()
         detections: list[Detection] = []
@@ -208,9 +225,9 @@ class Pipeline:
         if m is not None:
             m.sample_rate.set(self.sampler.effective_rate)
             if decision.sampled:
-                m.sampled.labels(decision.reason).inc()
+                self._child(m.sampled, decision.reason).inc()
             elif decision.reason in ("budget", "judge_backlog"):
-                m.dropped.labels(decision.reason).inc()
+                self._child(m.dropped, decision.reason).inc()
         card["sampled"] = decision.sampled
         return (event, decision.reason) if decision.sampled else (None, None)
 
@@ -246,16 +263,17 @@ class Pipeline:
                 exc_info=exc,
             )
 
-    @staticmethod
     def _export(
-        m: Metrics, event: Event, detections: list[Detection], modes: list[str], elapsed: float
-    ) -> None:
-        m.events.labels("scored").inc()
+        self, m: Metrics, event: Event, detections: list[Detection], modes: list[str],
+        elapsed: float,
+    ) -> None:  # fmt: skip
+        child = self._child
+        child(m.events, "scored").inc()
         m.detect_seconds.observe(elapsed)
         service = m.cap_service(event.service)
         prompt = m.cap_prompt(event.prompt_version)
-        m.scored.labels(service, m.cap_model(event.model), prompt).inc()
+        child(m.scored, service, m.cap_model(event.model), prompt).inc()
         for d in detections:
-            m.detector_hits.labels(d.detector, d.category).inc()
+            child(m.detector_hits, d.detector, d.category).inc()
         for mode in modes:
-            m.failure_modes.labels(mode, service, prompt).inc()
+            child(m.failure_modes, mode, service, prompt).inc()

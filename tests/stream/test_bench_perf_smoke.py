@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.perf import detectors, economy
+from bench.perf import breakdown, detectors, economy
 from bench.perf.llm_server import CountingProxy
 from bench.perf.naive_patterns import EngineMatcher, NaiveMatcher, pattern_table
 from tests.monitors.judges.fault_server import FaultServer, ok, status
@@ -25,6 +25,16 @@ def test_detectors_smoke_run_checks_equivalence_and_renders() -> None:
     assert all(adv["naive"]["seconds"] for adv in result["adversarial"].values())
     text = detectors.markdown(result)
     assert "| naive `re.search` loop |" in text and "Smoke run" in text
+
+
+def test_breakdown_smoke_run_times_every_part() -> None:
+    result = breakdown.run(1, 60)
+    us = result["us_per_event"]
+    assert {"process", "parse", "scorecard", "metrics", "drift"} <= set(us)
+    assert any(k.startswith("detector:") for k in us)
+    assert all(v["median"] > 0 for k, v in us.items() if k != "drift")
+    assert 0.9 <= result["fast_parse_share"] <= 1.0
+    assert "| **sum of the parts** |" in breakdown.markdown(result)
 
 
 def test_engine_and_naive_agree_on_a_hit_and_a_miss() -> None:
