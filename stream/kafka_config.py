@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import faust
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from stream.settings import KafkaSettings
+
+if TYPE_CHECKING:  # faust is imported by the faust engine only
+    import faust
 
 __all__ = ["aiokafka_kwargs", "ensure_topics", "faust_credentials"]
 
@@ -46,6 +48,8 @@ def aiokafka_kwargs(k: KafkaSettings) -> dict[str, Any]:
 
 
 def faust_credentials(k: KafkaSettings) -> faust.types.auth.CredentialsT | None:
+    import faust
+
     ctx = _ssl_context(k)
     if k.security_protocol.startswith("SASL"):
         return faust.SASLCredentials(

@@ -12,14 +12,15 @@ producer, commits and returns 0. `engine: aiokafka` is the batch engine of
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-import faust
+from typing import TYPE_CHECKING, Any
 
 from exporters import Metrics
 from stream.engine_base import SidecarBase, dlq_headers
 from stream.kafka_config import faust_credentials
 from stream.settings import Settings
+
+if TYPE_CHECKING:  # faust (+14 MiB RSS) loads only for engine: faust
+    import faust
 
 __all__ = ["Sidecar", "build_sidecar", "dlq_headers"]
 
@@ -36,6 +37,8 @@ class Sidecar(SidecarBase):
         self.app = self._build_app()
 
     def _build_app(self) -> faust.App:
+        import faust
+
         k = self.settings.kafka
         app = faust.App(
             k.group_id,

@@ -22,7 +22,6 @@ from abc import abstractmethod
 from typing import ClassVar
 
 import numpy as np
-from scipy import stats
 
 from monitors.drift.base import (
     BaseDriftDetector,
@@ -145,6 +144,8 @@ class KSWindowDetector(WindowTestDetector):
     }
 
     def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
+        from scipy import stats  # lazy: scipy.stats is +62 MiB RSS; only these tests use it
+
         alt = self._ALTERNATIVE[self.direction]
         return float(stats.ks_2samp(recent, reference, alternative=alt, method="asymp").pvalue)
 
@@ -160,6 +161,8 @@ class MannWhitneyWindowDetector(WindowTestDetector):
     }
 
     def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
+        from scipy import stats
+
         alt = self._ALTERNATIVE[self.direction]
         result = stats.mannwhitneyu(recent, reference, alternative=alt, method="asymptotic")
         return float(result.pvalue)

@@ -14,12 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
-from sklearn.metrics import (  # type: ignore[import-untyped]
-    accuracy_score,
-    cohen_kappa_score,
-    confusion_matrix,
-)
 
 from monitors.evaluation.stats import finite
 from monitors.metrics.base import SEVERITY_BANDS, severity
@@ -70,11 +64,15 @@ def parse_human(value: Any) -> HumanLabel:
 def _corr(kind: str, x: np.ndarray, y: np.ndarray) -> dict[str, float | None] | None:
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return None  # undefined: too few items or no variation on one side
+    from scipy import stats  # lazy (scipy, sklearn): `ragpulse run` imports this package
+
     res = stats.pearsonr(x, y) if kind == "pearson" else stats.spearmanr(x, y)
     return {"r": finite(res.statistic), "p": finite(res.pvalue)}
 
 
 def _kappa(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any], **kw: Any) -> float | None:
+    from sklearn.metrics import cohen_kappa_score  # type: ignore[import-untyped]
+
     if not a:
         return None
     with warnings.catch_warnings():
@@ -88,6 +86,8 @@ def agreement(
     """Agreement of one judge's scores with the human labels of one metric (same order)."""
     if len(judge) != len(human):
         raise ValueError("judge scores and human labels differ in length")
+    from sklearn.metrics import accuracy_score, confusion_matrix
+
     x = np.asarray(judge, dtype=float)
     y = np.asarray([h.value for h in human], dtype=float)
     judge_good = [bool(s >= threshold) for s in x]
@@ -125,6 +125,8 @@ def agreement(
 
 
 def _binary_matrix(human: Sequence[bool], judge: Sequence[bool]) -> dict[str, int] | None:
+    from sklearn.metrics import confusion_matrix
+
     if not human:
         return None
     m = confusion_matrix(human, judge, labels=[True, False])

@@ -15,8 +15,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scipy import stats
-
 from monitors.evaluation.records import EventRecord
 from monitors.evaluation.stats import bh_adjust, bootstrap_delta_ci, finite
 
@@ -38,6 +36,8 @@ def compare_scores(current: Sequence[float], baseline: Sequence[float]) -> dict[
     if len(current) < MIN_SAMPLES or len(baseline) < MIN_SAMPLES:
         row["status"] = "insufficient_data"
         return row
+    from scipy import stats  # lazy: `ragpulse run` imports this package, not scipy
+
     test = stats.mannwhitneyu(current, baseline, alternative="less")
     p = float(test.pvalue)
     row.update(
@@ -66,6 +66,8 @@ def compare_shares(hits: int, n: int, baseline_hits: int, baseline_n: int) -> di
         row["status"] = "insufficient_data"
         return row
     table = [[hits, n - hits], [baseline_hits, baseline_n - baseline_hits]]
+    from scipy import stats
+
     test = stats.fisher_exact(table, alternative="greater")
     row.update(test="fisher-exact (one-sided, share higher)", p_value=float(test.pvalue))
     row["status"] = "tested"

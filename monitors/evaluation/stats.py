@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["bh_adjust", "bootstrap_delta_ci", "bootstrap_mean_ci", "finite", "quantile"]
 
@@ -30,6 +29,8 @@ def bootstrap_mean_ci(values: Sequence[float], level: float = 0.95) -> list[floa
     """Percentile bootstrap CI of the mean; None with fewer than 2 values."""
     if len(values) < 2:
         return None
+    from scipy import stats  # lazy: `ragpulse run` imports this package, not scipy
+
     x = np.asarray(values, dtype=float)
     if np.all(x == x[0]):
         return [finite(x[0]) or 0.0, finite(x[0]) or 0.0]
@@ -55,6 +56,8 @@ def bootstrap_delta_ci(
     """Percentile bootstrap CI of mean(current) - mean(baseline) (independent samples)."""
     if len(current) < 2 or len(baseline) < 2:
         return None
+    from scipy import stats
+
     x = np.asarray(current, dtype=float)
     y = np.asarray(baseline, dtype=float)
     res = stats.bootstrap(
@@ -74,6 +77,8 @@ def bootstrap_delta_ci(
 
 def bh_adjust(p_values: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control)."""
+    from scipy import stats
+
     if not p_values:
         return []
     adjusted = stats.false_discovery_control(np.asarray(p_values, dtype=float), method="bh")

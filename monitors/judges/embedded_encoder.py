@@ -3,9 +3,11 @@ use, with an LRU cache of text embeddings (see :mod:`monitors.judges.embedded`).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib
 import importlib.util
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["INSTALL", "EmbeddedJudgeUnavailable", "Encoder"]
+__all__ = ["INSTALL", "EmbeddedJudgeUnavailable", "Encoder", "release_free_heap"]
 
 _TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 INSTALL = (
@@ -27,6 +29,22 @@ _BATCH_TOKENS = 2048  # padded tokens per onnxruntime run, at most
 
 class EmbeddedJudgeUnavailable(ImportError):
     """The model, the tokenizer or the runtime of the embedded judge is not installed."""
+
+
+def release_free_heap() -> bool:
+    """Give the C heap's free pages back to the OS (glibc `malloc_trim`); False elsewhere.
+
+    Building the session folds the int8 weights into float32 ones (constant folding) and
+    frees the model proto and the int8 copies, but glibc keeps that memory mapped: the
+    trim returns ~60 MiB of RSS once, after the load (session build: +159 MiB untrimmed,
+    +97 MiB trimmed, measured on this model).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(ctypes.CDLL(None).malloc_trim(0))  # the symbols already loaded
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return False
 
 
 def _require(module: str, dist: str) -> Any:
@@ -70,7 +88,8 @@ class Encoder:
                     f"install: {INSTALL}"
                 )
             path = Path(model_pkg.model_path())
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            with path.open("rb") as fh:  # streamed: no 22 MB copy of the model in memory
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
             if digest != model_pkg.SHA256:
                 raise EmbeddedJudgeUnavailable(f"{path}: sha256 {digest} is not the pinned model")
             tok = tokenizers.Tokenizer.from_file(
@@ -82,10 +101,15 @@ class Encoder:
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
+            # no memory-pattern plans: they are cached per input shape and every batch has
+            # another shape here; -25 MiB steady RSS, encode speed within noise (the CPU
+            # arena stays: without it glibc fragments and RSS grows ~100 MiB instead)
+            opts.enable_mem_pattern = False
             self._tokenizer = tok
             self._session = ort.InferenceSession(
                 str(path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
+            release_free_heap()
 
     def _batches(self, texts: list[str]) -> list[tuple[list[str], list[list[int]]]]:
         """Token ids in batches of similar length (padding is wasted compute)."""
