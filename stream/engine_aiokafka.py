@@ -2,8 +2,9 @@
 
 Each fetched batch goes message by message through the same Pipeline and
 :meth:`SidecarBase.route` as the faust engine; every record it produces (scorecards,
-dead letters, alarms) is handed to one aiokafka producer, the engine waits until all
-of them are delivered and only then commits the batch's offsets. A crash before the
+dead letters, alarms) is appended to a Kafka record batch per output partition
+(:class:`~stream.batch_publisher.BatchPublisher`), the batches are published, the engine
+waits until all of them are delivered and only then commits the batch's offsets. A crash before the
 commit means the batch is processed again (at-least-once; the dedupe window catches
 the repeats while the process lives). A rebalance waits for the batch in flight and
 commits it before giving partitions up. SIGTERM: stop fetching, finish the batch,
@@ -19,6 +20,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
+from stream.batch_publisher import BatchPublisher
 from stream.engine_base import SidecarBase
 from stream.kafka_config import aiokafka_kwargs
 
@@ -52,7 +54,7 @@ class AiokafkaSidecar(SidecarBase):
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
-        self._pending: list[asyncio.Future[Any]] = []
+        self._batches: BatchPublisher | None = None
         self._batch_lock = asyncio.Lock()
         self._revoking = True  # not ready before the first assignment
         self._stopping = False
@@ -82,6 +84,7 @@ class AiokafkaSidecar(SidecarBase):
             await producer.stop()
             raise
         self._producer, self._consumer = producer, consumer
+        self._batches = BatchPublisher(producer)
         self._stopping = False
         self._task = asyncio.create_task(self._consume(), name="ragpulse.detect")
 
@@ -112,9 +115,8 @@ class AiokafkaSidecar(SidecarBase):
         await consumer.commit(commit)
 
     async def _delivered(self) -> None:
-        pending, self._pending = self._pending, []
-        if pending:
-            await asyncio.gather(*pending)
+        assert self._batches is not None
+        await self._batches.flush()
 
     async def _send(
         self,
@@ -124,12 +126,12 @@ class AiokafkaSidecar(SidecarBase):
         headers: list[tuple[str, bytes]] | None = None,
         force: bool = False,
     ) -> Any:
-        assert self._producer is not None
-        fut = await self._producer.send(topic, value, key=key, headers=headers)
-        if force:
+        assert self._producer is not None and self._batches is not None
+        if force:  # outside any fetched batch (judge updates, operator re-baseline)
+            fut = await self._producer.send(topic, value, key=key, headers=headers)
             return await fut
-        self._pending.append(fut)
-        return fut
+        await self._batches.add(topic, key, value, headers or [])
+        return None
 
     async def _engine_stop(self) -> None:
         self._stopping = True
