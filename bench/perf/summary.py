@@ -68,11 +68,18 @@ def markdown(perf: dict[str, Any]) -> str:
     lines = ["## Closing note: ratios against the targets", ""]
     t = perf.get("throughput", {}).get("summary")
     if t:
-        ok = "met" if t["c_over_e"]["median"] >= 0.8 else "**not met**"
+        ok_wall = "met" if t["c_over_e"]["median"] >= 0.8 else "**not met**"
+        ok_cpu = "met" if t["c_over_e_cpu"]["median"] >= 0.8 else "**not met**"
+        ok = f"{ok_wall} on wall time, {ok_cpu} per CPU-second"
         moon = "met" if t["c_aiokafka"]["ratio_to_a"]["median"] >= 0.5 else "**not met**"
+        e = t["e_faust_noop"]
+        busy = e["events_per_s"]["median"] / e["events_per_cpu_s"]["median"]
         lines += [
             f"- (c) / (e), ragpulse on its engine vs a no-op faust agent: {_m(t['c_over_e'])} "
-            f"wall, {_m(t['c_over_e_cpu'])} per CPU-second; target ≥ 0.8: {ok}.",
+            f"wall, {_m(t['c_over_e_cpu'])} per CPU-second; target ≥ 0.8: {ok}. The wall "
+            "ratio flatters ragpulse: the no-op faust agent keeps its pinned core only "
+            f"{busy:.0%} busy (median wall rate ÷ CPU rate; faust waits on its consumer "
+            "thread), so per CPU-second is the fair comparison.",
             f"- (c) / (a), ragpulse vs the raw consumer: {_m(t['c_aiokafka']['ratio_to_a'], 3)}"
             f"; moonshot ≥ 0.5: {moon}.",
             "- Batch engine vs faust engine, full path, per CPU-second: "
@@ -89,12 +96,13 @@ def markdown(perf: dict[str, Any]) -> str:
         )
     mem = perf.get("memory", {}).get("summary")
     if mem:
-        worst = max(mem["judges_off_steady_mb"]["median"], mem["judge_steady_mb"]["median"])
-        ok = "met" if worst < 250e6 / 2**20 else "**not met**"  # 250 MB = 238.4 MiB
+        cap = 250e6 / 2**20  # 250 MB = 238.4 MiB
+        off, on = mem["judges_off_steady_mb"], mem["judge_steady_mb"]
+        ok_off = "met" if off["median"] < cap else "**not met**"
+        ok_on = "met" if on["median"] < cap else "**not met**"
         lines.append(
-            f"- Steady RSS at 1,000 events/s: judges off {_m(mem['judges_off_steady_mb'], 0)} "
-            f"MiB, embedded judge {_m(mem['judge_steady_mb'], 0)} MiB; target < 250 MB "
-            f"(238 MiB): {ok}."
+            f"- Steady RSS at 1,000 events/s, target < 250 MB (238 MiB): judges off "
+            f"{_m(off, 0)} MiB, {ok_off}; embedded judge {_m(on, 0)} MiB, {ok_on}."
         )
     sc = perf.get("scaling", {}).get("summary")
     if sc:
