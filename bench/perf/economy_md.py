@@ -77,7 +77,14 @@ def markdown(result: dict[str, Any]) -> str:
             f"**Live mode**: SmolLM2 answers every call (temperature 0, max_tokens "
             f"{result['max_tokens']}), so the counts include the client's "
             "correction retries after malformed or schema-violating output and the completion "
-            "tokens are the server's.",
+            "tokens are the server's. A 135M model mostly cannot fill the schemas, so these "
+            "counts measure what each client does with output it cannot use, not what a "
+            "competent judge costs (that is the dry-mode section): ragpulse re-asks with a "
+            "correction (up to 3 attempts per call, each resending the whole prompt) and then "
+            "records a judge error; RAGAS raises and ends that metric for the turn (the `turns "
+            "with an error` column; how often instructor re-asks inside RAGAS first was not "
+            "separated). Bundles put more fields into one answer, so with this model they fail "
+            "and retry more often than the single metrics (see the per-metric table).",
             "",
         ]
     lines += [
