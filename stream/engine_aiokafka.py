@@ -4,9 +4,9 @@ Each fetched batch goes message by message through the same Pipeline and
 :meth:`SidecarBase.route` as the faust engine; every record it produces (scorecards,
 dead letters, alarms) is appended to a Kafka record batch per output partition
 (:class:`~stream.batch_publisher.BatchPublisher`), the batches are published, the engine
-waits until all of them are delivered and only then commits the batch's offsets. A crash before the
-commit means the batch is processed again (at-least-once; the dedupe window catches
-the repeats while the process lives). A rebalance waits for the batch in flight and
+waits until all of them are delivered and only then commits the batch's offsets. A
+crash before the commit means the batch is processed again (at-least-once; the dedupe
+window catches the repeats while the process lives). A rebalance waits for the batch in flight and
 commits it before giving partitions up. SIGTERM: stop fetching, finish the batch,
 flush, commit, leave the group.
 """

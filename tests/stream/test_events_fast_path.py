@@ -49,6 +49,12 @@ def _outcome(raw: bytes | str, limits: EventLimits | None = None) -> tuple[str, 
         ',"labels":{"expected_behavior":"answer","n":1.25e2}',
         ',"history":[{"role":"user","content":"hi","extra":[true,null]}]',
         ',\n"x" :\t 1.5e+308',
+        ',"turn_index":true',
+        ',"timestamp":1732190000',
+        ',"query":123',
+        ',"retrieved_context":[{"id":5,"content":"x"}]',
+        ',"labels":[]',
+        ',"x":"\\u0000"',
     ],
 )
 def test_both_paths_agree_on_tricky_values(tail: str) -> None:
