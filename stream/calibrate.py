@@ -6,14 +6,12 @@ scorecards JSONL written by `ragpulse score` (`--scores`), matched by `event_id`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from monitors.evaluation import HumanLabel, JudgeScores, parse_human
 from monitors.metrics.gates import GateSettings
-from stream.evaluate import InputError, judging_for
+from stream.evaluate import InputError, judging_for, read_jsonl
 from stream.events import Event, EventLimits, InvalidEvent, parse_event
 from stream.settings import Settings
 
@@ -53,17 +51,7 @@ def load_scorecards(path: str) -> JudgeScores:
     """{event_id: {metric: score}} of a `ragpulse score` JSONL, named after its judge."""
     scores: dict[str, dict[str, float]] = {}
     judges: set[str] = set()
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read scores {path}: {exc.strerror}") from None
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            card: dict[str, Any] = json.loads(line)
-        except json.JSONDecodeError:
-            raise InputError(f"{path}:{n}: not JSON") from None
+    for _n, card in read_jsonl(path, "scores"):
         if not isinstance(card, dict) or "metrics" not in card or "event_id" not in card:
             continue  # invalid/duplicate lines of `ragpulse score`
         row = scores.setdefault(str(card["event_id"]), {})

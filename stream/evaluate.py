@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ __all__ = [
     "key_value",
     "load_labels",
     "merge_labels",
+    "read_jsonl",
     "read_lines",
     "run_eval",
 ]
@@ -40,6 +41,22 @@ __all__ = [
 
 class InputError(Exception):
     """An input file that cannot be read or parsed (exit code 2)."""
+
+
+def read_jsonl(path: str, what: str, bad_line: str = "not JSON") -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSONL file; InputError names
+    the file (`what` it is) when it cannot be read, and the line when it is not JSON."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError:
+            raise InputError(f"{path}:{n}: {bad_line}") from None
 
 
 @dataclass
@@ -52,20 +69,12 @@ class EvalRun:
 def load_labels(path: str) -> dict[str, dict[str, Any]]:
     """`{"event_id": ..., "labels": {...}}` per line -> {event_id: labels}."""
     out: dict[str, dict[str, Any]] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read labels {path}: {exc.strerror}") from None
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    expected = "expected {'event_id': ..., 'labels': {...}}"
+    for n, row in read_jsonl(path, "labels", expected):
         try:
-            row = json.loads(line)
             event_id, labels = row["event_id"], row["labels"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise InputError(
-                f"{path}:{n}: expected {{'event_id': ..., 'labels': {{...}}}}"
-            ) from None
+        except (KeyError, TypeError):
+            raise InputError(f"{path}:{n}: {expected}") from None
         if not isinstance(labels, dict):
             raise InputError(f"{path}:{n}: labels must be an object")
         out.setdefault(str(event_id), {}).update(labels)
