@@ -7,20 +7,30 @@ dropped) is not a substring of the normalised sources: query, history, case subj
 description / metadata values and retrieved chunks (failure mode
 ``invented_identifier``; category = kind). One hit per distinct identifier.
 
-Kinds: ``error_code`` (ERR_CONN_4021, E1234, ORA-12154, LNK2019, ECONNREFUSED),
-``hex_code`` (0x80070005), ``version`` (v2.3, 1.2.3, 4.18.0-rc1: two dots or a
-``v``), ``path`` (/etc/nginx/nginx.conf, ~/.config/x, C:\\Windows\\System32),
-``command`` (in `backticks`, on ``$ `` lines or in shell code fences: the command
-head and its flags are compared, e.g. ``pip`` and ``--force-reinstall``), ``kb_id``
-(KB0012345, KB-1234, INC0012345, CVE-2024-1234, JIRA-style ABC-1234).
+Kinds: ``error_code`` (ERR_CONN_4021, E1234, ORA-12154, LNK2019, ECONNREFUSED, and
+separated shapes: ERR 4012, Error 1603, E-2207, ERR-SYNC-4102), ``hex_code``
+(0x80070005), ``version`` (v2.3, 1.2.3, 4.18.0-rc1: two dots or a ``v``), ``path``
+(/etc/nginx/nginx.conf, ~/.config/x, C:\\Windows\\System32), ``command`` (in
+`backticks`, on ``$ `` lines, in shell code fences, or in prose after run / execute /
+type / enter with a well-known CLI name: the command head and its flags are compared,
+e.g. ``pip`` and ``--force-reinstall``; for a product CLI that is not a standard tool
+also its first sub-command, as a whole word: ``vaultctl key`` is not grounded by
+``vaultctl keys``), ``kb_id`` (KB0012345, KB-1234, KB 4471, INC0012345, CVE-2024-1234,
+JIRA-style ABC-1234, multi-segment KB-00-5512 / KB-STOR-0412, each taken whole).
 
-Limits: numbers in prose (amounts, percentages, years, ``HTTP 503``, ``3.5``) are not
-identifiers and are never flagged; dates like 2024.01.15, IPv4 addresses and dotted
+Separators: an ``error_code`` or ``kb_id`` not found as a substring is looked for once
+more with its letter and digit runs joined by nothing, ``-``, ``_`` or a space, as a
+whole word ("error" = "err"): ``ERR 4012`` is grounded by ``ERR-4012``, ``kb0012345``
+by ``KB-0012345``, but ``KB-00-5512`` is not grounded by ``KB-00-5521``.
+
+Limits: numbers in prose (amounts, percentages, years, ``HTTP 503``, ``error 404``,
+``3.5``) are not identifiers and are never flagged; a single letter and a space
+(``E 2207``) is not an identifier; dates like 2024.01.15, IPv4 addresses and dotted
 phone numbers (858.289.9657, 1.858.289.9657: a version never has the 3-3-4 digit
 shape) are not versions; a substring match counts as grounded (``2.3.1`` is grounded
-by ``12.3.1``); a command's sub-commands and arguments are not compared; for bounded
-time on hostile text at most ``max_matches`` (200) matches per pattern are read and
-``max_identifiers`` (100) distinct identifiers checked per event.
+by ``12.3.1``); a command's later sub-commands and arguments are not compared; for
+bounded time on hostile text at most ``max_matches`` (200) matches per pattern are read
+and ``max_identifiers`` (100) distinct identifiers checked per event.
 """
 
 from __future__ import annotations
@@ -38,6 +48,17 @@ _SEG = r"[\w.@%+\-]+"
 _WIN = r"[^\\/:*?\"<>|\s]+"
 _ERRNO = "CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|NOENT|ACCES|ADDRINUSE|ADDRNOTAVAIL|"
 _ERRNO += "PERM|PIPE|NOTFOUND|HOSTUNREACH|NETUNREACH|NOSPC|MFILE|NOTDIR|ISDIR|NOMEM|ROFS"
+#: CLI names that are commands even in prose (not "find", "make", "top", "service" …)
+_PROSE_HEADS = (
+    "kubectl helm docker podman git pip pip3 pipx npm npx yarn pnpm systemctl journalctl "
+    "apt apt-get yum dnf brew curl wget ssh scp rsync chmod chown grep sed awk iptables az "
+    "aws gcloud terraform ansible mvn gradle cargo cmake dotnet psql mysql redis-cli mongosh "
+    "sqlplus openssl netstat nslookup traceroute winget choco netsh ipconfig sfc dism chkdsk "
+    "certutil icacls robocopy"
+)
+#: words that end a command written in prose ("restart x-agent | and then check …")
+_PROSE_STOP_WORDS = "and then or to from in on as if so until after before when"
+_PROSE_STOP = frozenset(_PROSE_STOP_WORDS.split())
 # (pattern id, kind, pattern); earlier wins when two kinds cover the same span.
 _PATTERNS: list[tuple[str, str, str]] = [
     ("hex", "hex_code", r"\b0[xX][0-9A-Fa-f]{4,16}\b"),
@@ -56,6 +77,13 @@ _PATTERNS: list[tuple[str, str, str]] = [
         r"CVE-\d{4}-\d{4,7})\b",
     ),
     ("jira", "kb_id", r"\b[A-Z][A-Z0-9]{1,9}-\d{2,6}\b"),
+    # separated shapes, extracted whole: "ERR 4012", "Error 1603", "E-2207", "KB 4471",
+    # multi-segment "KB-00-5512" / "ERR-SYNC-4102" (not just their "KB-00" head)
+    ("err_spaced", "error_code", r"\b(?:ERR|ERROR|[Ee]rror) \d{4,6}\b"),
+    ("err_hyphen", "error_code", r"\bE-\d{3,6}\b"),
+    ("err_multi", "error_code", r"\b(?:ERR|ERROR|E)(?:-[A-Z0-9]{1,10}){1,3}-\d{2,10}\b"),
+    ("kb_spaced", "kb_id", r"\b(?:KB|kb|Kb|KBA|INC|CHG|RITM|REQ|PRB) \d{4,10}\b"),
+    ("multi", "kb_id", r"\b[A-Z][A-Z0-9]{0,9}(?:-[A-Z0-9]{1,10}){1,3}-\d{2,10}\b"),
     (
         "version",
         "version",
@@ -69,8 +97,19 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ),
     ("cmd_inline", "command", r"`[^`\n]+`"),
     ("cmd_prompt", "command", r"(?m)^[ \t]*\$[ \t]+([^\n]+)"),
+    # a command in prose, without backticks: "Run sudo systemctl restart x-agent and …";
+    # only after run / execute / type / enter and only with an unambiguous CLI name
+    (
+        "cmd_prose",
+        "command",
+        r"\b(?:[Rr]un|[Ee]xecute|[Tt]ype|[Ee]nter)[ \t]+((?:sudo[ \t]+)?(?:"
+        + _PROSE_HEADS.replace(" ", "|")
+        + r")(?:[ \t]+[\w./:=@<>%~+-]+){1,12})",
+    ),
 ]
 _KIND = {pid: kind for pid, kind, _ in _PATTERNS}
+#: kinds whose grounding ignores separators (case is ignored for every kind)
+_SEPARATED_KINDS = frozenset({"error_code", "kb_id"})
 _PRIORITY = {pid: i for i, (pid, _, _) in enumerate(_PATTERNS)}
 _SET = PatternSet([(pid, p) for pid, _, p in _PATTERNS], case_sensitive=True)
 # The set screens the text in one pass; these give spans, capped per pattern.
@@ -115,8 +154,16 @@ def _command(text: str, strict: bool) -> list[str] | None:
     head = toks[0].lower()
     if _is_flag(head):
         return flags
-    ok = head in _HEADS or (not strict and flags and head.replace("-", "").isalnum())
-    return [head, *flags] if ok else None
+    if head in _HEADS:
+        return [head, *flags]
+    if strict or not flags or not head.replace("-", "").isalnum():
+        return None
+    # a product CLI (not a standard tool): its first sub-command is compared too, as a
+    # whole word ("vaultctl key" is not grounded by "vaultctl keys")
+    sub = toks[1].lower() if len(toks) > 1 else ""
+    if sub[:1].isalpha() and sub.replace("-", "").isalnum():
+        return [head, f"{head} {sub}", *flags]
+    return [head, *flags]
 
 
 def _is_phone(parts: list[str]) -> bool:
@@ -143,9 +190,59 @@ def _is_date_ip_or_phone(text: str) -> bool:
 
 
 def _keep(pid: str, ident: str) -> bool:
-    if pid == "jira":
+    if pid in ("jira", "multi"):
         return ident.split("-", 1)[0] not in _NOT_TICKETS
     return pid != "version" or not _is_date_ip_or_phone(ident)
+
+
+def _segments(key: str) -> list[str]:
+    """Alphanumeric runs of a normalised key, split at separators and letter/digit changes:
+    ``kb-00-5512`` -> kb, 00, 5512; ``err_conn_4021`` -> err, conn, 4021; ``e1234`` -> e, 1234."""
+    out: list[str] = []
+    cur = ""
+    for ch in key:
+        if not (ch.isascii() and ch.isalnum()):
+            if cur:
+                out.append(cur)
+            cur = ""
+        elif cur and cur[-1].isdigit() != ch.isdigit():
+            out.append(cur)
+            cur = ch
+        else:
+            cur += ch
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _grounded_separated(key: str, source: str) -> bool:
+    """`key` found in `source` up to separators: the same segments in order, each pair
+    joined by nothing, ``-``, ``_`` or a space, as a whole word (``err 4012`` is grounded
+    by ``ERR-4012`` or ``err_4012``; ``kb-00-5512`` is not grounded by ``KB-00-5521``);
+    "error" and "err" are one prefix. One small RE2 search, only for a key that the
+    plain substring test did not find."""
+    segs = _segments(key)
+    if len(segs) < 2 or len(key) > 80:
+        return False
+    parts = ["err(?:or)?" if segs[0] in ("err", "error") else segs[0], *segs[1:]]
+    pattern = compile_pattern(r"\b" + "[-_ ]?".join(parts) + r"\b")
+    return pattern.search(source) is not None
+
+
+def _has_word(source: str, words: str, limit: int = 50) -> bool:
+    """`words` in `source` with no word character (or ``-``) right before or after it."""
+    pos = source.find(words)
+    while pos >= 0 and limit > 0:
+        end = pos + len(words)
+        if not _wordish(source[pos - 1 : pos]) and not _wordish(source[end : end + 1]):
+            return True
+        pos = source.find(words, pos + 1)
+        limit -= 1
+    return False
+
+
+def _wordish(ch: str) -> bool:
+    return bool(ch) and (ch.isalnum() or ch in "_-")
 
 
 def _sources(event: Event) -> str:
@@ -190,9 +287,14 @@ class IdentifierDetector:
             kind = _KIND[pid]
             if kind not in self.kinds:
                 continue
-            group = 1 if pid in ("path", "cmd_prompt") else 0
+            group = 1 if pid in ("path", "cmd_prompt", "cmd_prose") else 0
             for _, end, ident in iter_matches(_COMPILED[idx], text, self.max_matches, group):
                 start = end - len(ident)
+                if pid == "cmd_prose":
+                    toks = ident.split()
+                    cut = next((i for i, t in enumerate(toks) if t in _PROSE_STOP), len(toks))
+                    ident = " ".join(toks[:cut])
+                    end = start + len(ident)  # single spaces: the evidence may differ
                 if kind == "command":
                     parts = _command(ident.strip("`")[:500], strict=False)
                     if parts:
@@ -243,7 +345,12 @@ class IdentifierDetector:
                 if key not in verdicts:
                     if len(verdicts) >= self.max_identifiers:
                         break
-                    verdicts[key] = key in source
+                    if " " in key and kind == "command":  # "head sub-command"
+                        verdicts[key] = _has_word(source, key)
+                    else:
+                        verdicts[key] = key in source or (
+                            kind in _SEPARATED_KINDS and _grounded_separated(key, source)
+                        )
                 if not verdicts[key]:
                     missing.append(part)
             dedupe = kind + "|" + "|".join(_norm(p) for p in missing)

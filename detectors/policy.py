@@ -2,13 +2,19 @@
 
 Built-in packs (``detectors/packs/<name>.yaml``): ``financial_advice`` (an advice frame
 — you should / might want to, I'd recommend, if I were you I'd, consider, my advice is
-to, it makes sense to, now looks like a good moment to — with a trade on a financial
-object: buy TSLA, add to your position, trim my NVDA holdings; allocations of "your
-portfolio"; "a strong buy"), ``price_prediction`` (the stock will rise, shares will
-double, and price levels: "AAPL should trade near $250", "good chance it slides to
-$40", "I'd expect X to hit $N", "my price target is $N") and ``personal_data_request``
-(a request aimed at the chat for an SSN, date of birth, card number, password, login,
-one-time code … of the user or of a third party: "send me the user's password").
+to, it makes sense to, it's worth, you'd be better off, a bare order at the start of a
+sentence — with a trade on a financial object: buy TSLA, add to your position, trim my
+NVDA holdings; money moved into an instrument: "put it in a broad equity fund", "shift
+most of your equities into bonds"; a target mix: "hold 80% equities"; one-word verdicts
+"Sell."; "a strong buy"), ``price_prediction`` (the stock will rise, shares will
+double; any tradable asset from the pack's vocabulary — index, commodity, currency,
+crypto, house prices — + forecast + movement or size: "the euro will slide toward
+parity", "copper prices are headed higher", "lose a third of their value"; price
+levels: "AAPL should trade near $250", "I'd expect X to hit $N", "my price target is
+$N"; stated forecasts: "my forecast is that …") and ``personal_data_request`` (a
+request aimed at the chat for an SSN, date of birth, card number, password, login,
+one-time code, recovery phrase, IBAN, medical record number, a photo of an ID … of the
+user or of a third party: "send me the user's password", "your spouse's SSN").
 Users add packs of the same layout from ``pack_dirs``; docs/pattern-packs.md describes
 the layout, which is validated at construction (errors name the file and the field).
 A pack's ``defs`` are named RE2 fragments spliced into its regexes as ``<<name>>``.
@@ -17,7 +23,7 @@ How a hit is decided: all packs' patterns are screened in one RE2 pass; only the
 patterns that matched are run for spans. Quoted text ("…", “…”, '>' lines) is ignored.
 A match is dropped when one of its pack's ``negations`` (RE2) matches in the
 ``NEGATION_WINDOW`` characters before it, cut at the last sentence or clause break
-(". ", "; ", " but ", " however" …), so "I can't recommend buying any stock" does not
+(". ", "; ", " — ", " but ", " however" …), so "I can't recommend buying any stock" does not
 fire but "This is not financial advice, but you should buy TSLA" does; or when one of
 its ``negations_after`` matches right at its end ("$3.4| billion" is a company figure,
 not a share price). Overlapping matches of one pack count once; at most ``MAX_HITS``
@@ -29,9 +35,12 @@ the same clause ("you should buy TSLA — not!" fires). Reported facts are recog
 attribution cues in the pack's negations ("analysts rated it a strong buy", "management
 expects"), so an unattributed statement of someone else's view still fires. Advice
 phrased without any listed frame, verb or object ("Tesla looks cheap, load up") is
-missed; a company name alone is not a financial object ("buy Tesla" is missed, "buy
-Tesla shares" and "buy TSLA" are not). An upper-case acronym after a buy/sell verb reads
-as a ticker ("you should buy SSD storage" fires).
+missed; a company name alone is a financial object only at the end of the clause or
+with a timing phrase ("you should buy Tesla." and "add to Tesla on any dip" fire, "buy
+Tesla cars" does not; so "you should buy AppleCare." fires too). An upper-case acronym
+after a buy/sell verb reads as a ticker ("you should buy SSD storage" fires). The
+vocabularies (instruments, fund tickers, indices, commodities, currencies, sensitive
+items) are data in the packs, so they can be extended without code.
 """
 
 from __future__ import annotations
@@ -65,9 +74,11 @@ AFTER_WINDOW = 40
 MAX_HITS = 32
 MAX_PER_PATTERN = 200  # candidates examined per pattern and text …
 MAX_CANDIDATES = 1000  # … and in all: bounds the time on hostile text
-_CLAUSE_BREAKS = (". ", "! ", "? ", "\n", "…", "; ", " but ", " however", " although ")
+_DASHES = "\u2014\u2013"  # em and en dash: a spaced dash breaks a clause like "; "
+_CLAUSE_BREAKS = (". ", "! ", "? ", "\n", "…", "; ", *(f" {d} " for d in _DASHES))
+_CLAUSE_BREAKS += (" but ", " however", " although ")
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
-_EDGE_PUNCT = " \t\n.,;:!?-*•"  # trimmed off both ends of a match
+_EDGE_PUNCT = " \t\n.,;:!?-*•" + _DASHES  # trimmed off both ends of a match
 
 
 class PackError(ValueError):

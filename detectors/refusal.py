@@ -21,7 +21,20 @@ Categories:
 * ``false_acceptance`` — expected "reject" but no refusal or cutoff excuse anywhere.
 
 The phrase families live in ``packs/refusal.yaml`` (RE2, loaded once at construction);
-option ``extra_patterns_file`` adds a user pack of the same layout. Position matters:
+option ``extra_patterns_file`` adds a user pack of the same layout. They are written as a
+small grammar, not as stock sentences: a first-person subject, an optional hedge ("I
+honestly", "I'm really"), a modal or negation of ability or will (can't, won't, shouldn't,
+'d rather not, 'd prefer not to, am not able / allowed / set up / in a position to, don't
+think I can) and a verb from a class of service acts (help, share, give, interpret,
+summarise, walk you through, book, quote, guess, check, change …). Beside it: declining
+constructions ("I'll have to pass on that one", "I stay out of politics", "I don't give
+medical advice", "I'm only set up to answer questions about X", "I'm not the right source
+for …", "that one's beyond me"), unavailability ("X isn't available / visible to me", "X
+isn't something I have access to / my documents cover", "not covered in what I have
+access to"), and for cutoff excuses one's own knowledge (my knowledge / info / training
+corpus, everything I know, the data I was trained on) that ends, stops, goes up to, was
+last refreshed, or covers things up to a point in time, "I was last updated …", "would
+postdate my training", "after the last update to my training data". Position matters:
 ``lead`` patterns count only when they start in the first ``lead_sentences`` sentences
 (at most ~1,000 characters), or anywhere in a response of at most ``short_chars``
 characters; ``any`` patterns count anywhere. A candidate is dropped when a veto
@@ -30,15 +43,20 @@ or in a question, or right after a conditional ("if I can't find …").
 
 Known limits: English only; lexical, so a refusal phrased as a lecture with no refusal
 words ("It's important to remember that violence is never the answer…"), a rebuttal of
-the premise ("X was not justified"), or an opinion disclaimer ("As an AI I have no
-opinions, but…") is not counted; a partial refusal deep inside a long answer is seen
-only by the ``any``-scope families. "Declined" is a heuristic: a lead refusal followed
-by a long answer with no citation, code or figure (a how-to in plain words) counts as
-declined, and a refusal followed by a sentence with a figure ("The help desk is open 24
-hours.") as answered; a clause that both excuses and answers ("Since my training ends
-in 2023 revenue was $4.2B [1]") counts as excuse only. Measured on XSTest by
-``bench/quality/xstest_refusal`` (refusal; "declined" against the humans' full
-refusals) and on the bundled traffic sample by ``bench/quality/sample_detectors``.
+the premise ("X was not justified"), an opinion disclaimer ("As an AI I have no
+opinions, but…": on XSTest it marks compliant answers about as often as refusals), a
+decline whose verb is outside the classes ("I can't reproduce that"), or a redirect with
+no first-person decline ("No can do", "That's one for HR to answer") is not counted; a
+partial refusal deep inside a long answer is seen only by the ``any``-scope families.
+"Declined" is a heuristic: a lead refusal followed by a long answer with no citation,
+code or figure (a how-to in plain words, or "I can't check your account, but try
+signing out and in again") counts as declined, and a refusal followed by a sentence
+with a figure ("The help desk is open 24 hours.") as answered; a clause that both
+excuses and answers ("Since my training ends in 2023 revenue was $4.2B [1]") counts as
+excuse only. Measured on XSTest by ``bench/quality/xstest_refusal`` (refusal;
+"declined" against the humans' full refusals) and ``bench/quality/xstest_lomo``, on the
+hand-written blind set by ``bench/quality/blind_eval``, and on the bundled traffic sample
+by ``bench/quality/sample_detectors``.
 """
 
 from __future__ import annotations
@@ -209,16 +227,13 @@ class RefusalDetector:
             for idx in pset.matching(region):
                 pid = pset.ids[idx]
                 cat = self._category[pid]
-                for tries, m in enumerate(pset.compiled(idx).finditer(region)):
+                # spans straight from RE2 (engine.iter_spans: no Match objects on ASCII text)
+                for a, b in iter_spans(pset.compiled(idx), region, _MAX_TRIES):
                     cur = best.get(cat)
-                    if (
-                        tries >= _MAX_TRIES
-                        or m.start() >= limit
-                        or (cur and m.start() >= cur.span[0])
-                    ):
+                    if a >= limit or (cur and a >= cur.span[0]):
                         break
-                    if not self._rejected(text, m.start(), m.end()):
-                        best[cat] = RefusalHit(cat, pid, (m.start(), m.end()), m.group(0))
+                    if not self._rejected(text, a, b):
+                        best[cat] = RefusalHit(cat, pid, (a, b), region[a:b])
                         break
         return best
 

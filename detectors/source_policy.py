@@ -11,15 +11,29 @@ be used at all). The check is lexical, by word n-gram overlap on normalised word
 - ``quote_only_paraphrase``: the response text *outside* quotations ("…", “…”, «…»
   and markdown '>' blockquote lines) shares a ``quote_long_ngram`` (8) with a
   `quote_only` chunk, or at least ``quote_min_overlap`` (0.15) of its distinct
-  ``quote_ngram`` (5) grams occur in it. Verbatim quotation inside quotes is fine.
+  ``quote_ngram`` (5) grams occur in it. Verbatim quotation inside quotes is fine;
+  a span in single quotation marks ('…' or the typographic pair) counts as quoted when
+  its words are a verbatim run of a `quote_only` chunk (an apostrophe is not a quote).
+  Also **reported speech**: the clause after an attribution cue ("the CFO said (that)
+  …", "according to the CEO, …", "in her words, …", "as the chair put it, …"), to the
+  end of its sentence, in a sentence that quotes nothing, when at least
+  ``reported_min_overlap`` (0.6) of its distinct content words (stop words dropped,
+  crudely stemmed: "returning" = "return") occur in the chunk, at least three of them,
+  and two of its word pairs do, in order (clauses of fewer than ``reported_min_words``
+  (6) words are skipped). This catches a restatement inside a long answer, where the
+  fraction of the whole response is small, and a reworded one ("the CFO said buybacks
+  will keep returning surplus cash to shareholders").
 
 The fraction checks also need ``min_shared`` (2) shared n-grams, so one stock phrase
 in a short answer does not fire. Limits: a real paraphrase that shares no 5-word run
-(synonyms, reordering) is not seen — that is the judge's `source_policy_usage`
-metric; common boilerplate shared with a chunk can fire; the span is approximate
-(the first run of shared n-grams); quotation marks pair in order within a paragraph
-(an odd one out is ignored) and single quotes do not quote. Skipped at once when no
-chunk has a non-default policy.
+(synonyms, reordering) is not seen unless it is reported speech as above — the rest is
+the judge's `source_policy_usage` metric; the attribution cues are speech verbs only
+("reported", "announced", "found" are not cues: they usually introduce facts from a
+summarize chunk); common boilerplate shared with a chunk can fire; the span is
+approximate (the first run of shared n-grams, or the reported clause); quotation marks
+pair in order within a paragraph (an odd one out is ignored). Skipped at once when no
+chunk has a non-default policy. At most ``MAX_CUES`` (50) cues and ``MAX_QUOTES`` (200)
+single-quoted spans are examined per response.
 """
 
 from __future__ import annotations
@@ -27,13 +41,89 @@ from __future__ import annotations
 from itertools import compress, count
 
 from detectors.base import Detection, register_detector
-from detectors.text import blank_quoted, ngram_keys, word_span, words
+from detectors.engine import compile_pattern, iter_matches
+from detectors.text import BARRIER, blank_quoted, ngram_keys, word_span, words
 from stream.events import Chunk, Event
 
 __all__ = ["SourcePolicyDetector"]
 
 NO_USE_COPY = "no_use_copy"
 QUOTE_ONLY_PARAPHRASE = "quote_only_paraphrase"
+MAX_CUES = 50  # attribution cues examined per response (bounded time on hostile text)
+MAX_QUOTES = 200  # single-quoted spans examined per response
+
+#: A quotation in single marks, 'text' or typographic U+2018 text U+2019: an opening
+#: mark after a space or bracket, a closing one before a space or punctuation. Blanked
+#: only when verbatim.
+_SINGLE_QUOTED = compile_pattern(
+    "(?:^|[\\s(\\[{:\u2014\u2013-])['\u2018]([^\\n]{2,600}?)['\u2019](?:$|[\\s.,;:!?)\\]}\u2014\u2013-])"
+)
+#: Reported speech / attribution: "the CFO said (that) …", "according to the CEO, …",
+#: "in her words, …", "as the chair put it, …". Speech-act verbs only: "reported",
+#: "announced" and "found" are common for facts taken from a summarize chunk.
+_ATTRIBUTION = compile_pattern(
+    r"\b(?:(?:said|says|stated|states|noted|notes|wrote|writes|told (?:\w+ ){0,2}?"
+    r"|explained|explains|added|adds|argued|argues|claimed|claims|insisted|insists"
+    r"|maintained|maintains|stressed|stresses|emphasi[sz](?:ed|es)|warned|warns"
+    r"|confirmed|confirms|acknowledged|acknowledges|admitted|admits|reiterated"
+    r"|reiterates|promised|promises|pledged|pledges|assured (?:\w+ )?|remarked|remarks"
+    r"|commented|comments|signall?ed|signals|described (?:it|this|that|them) as"
+    r"|put it|puts it)(?:,)?(?: that)?|according to [^,.;:!?\n]{1,60},"
+    r"|in (?:the )?(?:his|her|their|its|[\w.'?-]+['?]s) (?:own )?words,"
+    r"|as (?:[\w.'?-]+ ){1,4}(?:put|puts|said|says|noted|notes) it,)"
+)
+_SENTENCE_END = (". ", "! ", "? ", "\n")
+_STOP_WORDS = (
+    "the a an and or but of to in on at by for with from as is are was were be been being "
+    "it its this that these those they them their we our us you your he she his her i my "
+    "will would shall should can could may might must do does did has have had not no "
+    "so than then there here which who whom what when where while also very any all"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "returning" with "return" and "rates" with "rate"."""
+    for suffix, keep in (("ing", 5), ("ed", 4), ("es", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) >= keep:
+            return word[: -len(suffix)]
+    return word
+
+
+def _content(ws: list[str]) -> set[str]:
+    return {_stem(w) for w in ws if w not in _STOP and (len(w) > 2 or w.isdigit())}
+
+
+def _in_chunk(stem: str, chunk_words: set[str]) -> bool:
+    """Some chunk word has this stem: only the surface forms :func:`_stem` maps to it are
+    looked up, so the chunk's words need not all be stemmed."""
+    return any(
+        form in chunk_words and _stem(form) == stem
+        for form in (stem, stem + "s", stem + "es", stem + "ed", stem + "ing")
+    )
+
+
+def _blank_verbatim_single_quotes(text: str, chunk_texts: list[str]) -> str:
+    """`text` with each 'single-quoted' span blanked when its words are a verbatim run of
+    one of `chunk_texts` (same length). Apostrophes make single marks ambiguous, so only a
+    span that is provably a quotation of the source counts as quoted."""
+    if "'" not in text and "\u2018" not in text:
+        return text
+    runs: list[str] | None = None
+    parts: list[str] = []
+    pos = 0
+    for _, end, inner in iter_matches(_SINGLE_QUOTED, text, MAX_QUOTES, group=1):
+        start = text.rfind(inner, 0, end)
+        quoted = " " + " ".join(words(inner)) + " "
+        if start < pos or len(quoted) < 3:
+            continue
+        if runs is None:  # the chunks' words, only once a quote-like span is found
+            runs = [" " + " ".join(words(c)) + " " for c in chunk_texts]
+        if not any(quoted in run for run in runs):
+            continue
+        parts += [text[pos:start], BARRIER + " " * (len(inner) - 1)]
+        pos = start + len(inner)
+    return "".join(parts) + text[pos:] if parts else text
 
 
 class _Side:
@@ -90,6 +180,28 @@ class _Side:
         return None
 
 
+def _reported_clauses(raw: str, text: str) -> list[tuple[int, int]]:
+    """(start, end) of the clause after each attribution cue, to the end of its sentence;
+    sentences holding a quotation (blanked in `text`, so they contain BARRIER) are left
+    out: there the speaker is being quoted, and the unquoted rest is left to the n-gram
+    checks. Cues are looked for in `raw` (same length as `text`) with every non-ASCII
+    character read as "?": RE2 then matches bytes, several times cheaper, and offsets
+    are unchanged (a cue spelt with a typographic apostrophe is not seen)."""
+    if not raw.isascii():
+        raw = raw.encode("ascii", "replace").decode("ascii")
+    out: list[tuple[int, int]] = []
+    for _, cue_end, _ in iter_matches(_ATTRIBUTION, raw, MAX_CUES):
+        ends = [i for mark in _SENTENCE_END if (i := text.find(mark, cue_end, cue_end + 600)) >= 0]
+        end = min(ends) if ends else min(len(text), cue_end + 600)
+        begin = max(text.rfind(mark, max(0, cue_end - 600), cue_end) for mark in _SENTENCE_END)
+        if BARRIER in text[max(begin, 0) : end]:
+            continue
+        if out and cue_end < out[-1][1]:  # a second cue in one clause: keep the first
+            continue
+        out.append((cue_end, end))
+    return out
+
+
 @register_detector("source_policy")
 class SourcePolicyDetector:
     name = "source_policy"
@@ -104,6 +216,8 @@ class SourcePolicyDetector:
         quote_long_ngram: int = 8,
         quote_min_overlap: float = 0.15,
         min_shared: int = 2,
+        reported_min_overlap: float = 0.6,
+        reported_min_words: int = 6,
     ) -> None:
         for opt, val in (
             ("no_use_ngram", no_use_ngram),
@@ -116,6 +230,7 @@ class SourcePolicyDetector:
         for opt, frac in (
             ("no_use_min_overlap", no_use_min_overlap),
             ("quote_min_overlap", quote_min_overlap),
+            ("reported_min_overlap", reported_min_overlap),
         ):
             if not 0.0 < frac <= 1.0:
                 raise ValueError(f"{opt} must be in (0, 1], got {frac}")
@@ -126,6 +241,8 @@ class SourcePolicyDetector:
         self.quote_long_ngram = quote_long_ngram
         self.quote_min_overlap = quote_min_overlap
         self.min_shared = max(1, min_shared)
+        self.reported_min_overlap = reported_min_overlap
+        self.reported_min_words = max(2, reported_min_words)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -137,31 +254,89 @@ class SourcePolicyDetector:
             return []
         whole: _Side | None = None
         outside: _Side | None = None
+        clauses: list[tuple[int, int]] | None = None
         found: list[Detection] = []
         for chunk in chunks:
+            cwords = words(chunk.content)
             if chunk.policy == "no_use":
                 whole = whole or _Side(event.response)
                 hit = self._check(
-                    whole, chunk, NO_USE_COPY, self.no_use_ngram,
+                    whole, chunk, cwords, NO_USE_COPY, self.no_use_ngram,
                     self.no_use_overlap_ngram, self.no_use_min_overlap,
                 )  # fmt: skip
             else:
-                outside = outside or _Side(blank_quoted(event.response))
+                if outside is None:
+                    quote_only = [c.content for c in chunks if c.policy == "quote_only"]
+                    text = _blank_verbatim_single_quotes(blank_quoted(event.response), quote_only)
+                    outside = _Side(text)
                 hit = self._check(
-                    outside, chunk, QUOTE_ONLY_PARAPHRASE, self.quote_long_ngram,
+                    outside, chunk, cwords, QUOTE_ONLY_PARAPHRASE, self.quote_long_ngram,
                     self.quote_ngram, self.quote_min_overlap,
                 )  # fmt: skip
+                if hit is None:
+                    if clauses is None:
+                        clauses = _reported_clauses(event.response, outside.text)
+                    hit = self._reported(outside.text, clauses, chunk, cwords)
             if hit is not None:
                 found.append(hit)
         return found
 
+    def _reported(
+        self, text: str, clauses: list[tuple[int, int]], chunk: Chunk, cwords: list[str]
+    ) -> Detection | None:
+        """Reported speech that restates the chunk: "the CFO said margins would improve …".
+
+        The clause after an attribution cue (to the end of its sentence, outside quotes, in
+        a sentence that quotes nothing) restates the chunk when at least
+        ``reported_min_overlap`` of its distinct content words (stop words dropped, crudely
+        stemmed) occur in the chunk and two of its word pairs do, in order.
+        """
+        if not clauses:
+            return None
+        cset = set(cwords)
+        cpairs: set[str] | None = None
+        for start, end in clauses:
+            ws = words(text[start:end])
+            if len(ws) < self.reported_min_words:
+                continue
+            mine = _content(ws)
+            if not mine:
+                continue
+            shared = {stem for stem in mine if _in_chunk(stem, cset)}
+            if len(shared) < 3 or len(shared) < self.reported_min_overlap * len(mine):
+                continue
+            if cpairs is None:
+                cpairs = set(ngram_keys([_stem(w) for w in cwords], 2))
+            pairs = cpairs.intersection(ngram_keys([_stem(w) for w in ws], 2))
+            if len(pairs) < 2:
+                continue
+            start += len(text[start:end]) - len(text[start:end].lstrip())
+            evidence = (
+                f"chunk {chunk.id[:60]}: reported speech, {len(shared)}/{len(mine)} content "
+                f"words and {len(pairs)} word pairs in the chunk"
+            )
+            return Detection(
+                detector=self.name,
+                category=QUOTE_ONLY_PARAPHRASE,
+                evidence=evidence[:160],
+                span=(start, end),
+                failure_mode=QUOTE_ONLY_PARAPHRASE,
+            )
+        return None
+
     def _check(
-        self, side: _Side, chunk: Chunk, category: str, long_n: int, short_n: int, min_frac: float
+        self,
+        side: _Side,
+        chunk: Chunk,
+        cwords: list[str],
+        category: str,
+        long_n: int,
+        short_n: int,
+        min_frac: float,
     ) -> Detection | None:
         mine = side.kset(short_n)
         if not mine and len(side.words) < long_n:
             return None
-        cwords = words(chunk.content)
         if len(cwords) < min(long_n, short_n):
             return None
         shared_short = mine.intersection(ngram_keys(cwords, short_n))

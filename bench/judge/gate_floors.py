@@ -1,35 +1,40 @@
-"""Fit the embedded judge's gate floors on the DEVELOPER split only.
+"""Fit the embedded judge's gate floors on the DEVELOPER split only, on the scale it reports.
 
 Run from the repo root (writes ``monitors/judges/embedded_gate_floors.json``)::
 
-    python -m bench.judge.gate_floors [--out PATH]
+    python -m bench.judge.gate_floors [--cache PATH] [--out PATH]
 
 The default gate floors (``gates.*.min``) are written for an LLM judge's scale; the
-embedded judge puts "unsupported" at 0.5 (its F1-optimal dev threshold), so it gets its
-own floors (``min_by_judge``). Operating point: the floor is the ``q`` quantile of the
-metric's scores on *good* dev items, i.e. at most ``q`` of good items fail the floor:
-``q = 0.01`` for the critical gate (it pages: with the default alert floor of 95 % the
-gate's false-fail rate on good traffic must stay well below 5 %), ``0.05`` for quality.
-The relevance metrics are the dev-fitted logistic P(own question's text vs another
-question's); their floor is that curve's decision point, 0.5 (reported: the share of own
-pairs failing it and of mismatched pairs passing it).
+embedded judge gets its own floors (``min_by_judge``), on the scale its metrics report:
+the *calibrated* scale (probability that the turn is fine, the score maps of
+``monitors/judges/embedded_score_maps.json``) for ``faithfulness``, ``hallucination``,
+``answer_relevance`` and ``context_relevance``; the raw support scale for
+``citation_accuracy`` (no score map: no labelled citation data). Run
+``python -m bench.quality.embedded_score_maps`` first: the floors read the maps file.
 
-* faithfulness / hallucination (support scale): RAGTruth dev responses without a
-  labelled hallucination; reported with the share of hallucinated dev responses that
-  fail the floor (recall at that operating point), and HaluEval dev right / hallucinated;
-* citation_accuracy (support of single sentences): RAGTruth dev claim sentences that
-  overlap no hallucination span;
-* answer_relevance: RAGTruth dev (query, response) pairs; mismatched: the next item's
-  response;
-* context_relevance: mean relevance of an item's passages to its query (RAGTruth dev);
-  mismatched: the next question's passages.
+Operating point: the floor is the ``q`` quantile of the metric's scores on *good* dev
+items, rounded down to 0.05, i.e. at most ``q`` of good items fail it: ``q = 0.01`` for
+the critical gate (it pages: with the default alert floor of 95 % the gate's false-fail
+rate on good traffic must stay well below 5 %), ``0.05`` for quality. The relevance
+metrics' floor is 0.5: on the calibrated scale, the point where the text is as likely
+to belong to the question as to another question (reported: the share of own pairs
+failing it and of mismatched pairs passing it).
+
+* faithfulness / hallucination: RAGTruth dev responses without a labelled hallucination
+  (the map's own data set); reported with the share of hallucinated dev responses that
+  fail the floor, and HaluEval dev right / hallucinated answers;
+* citation_accuracy (support of single sentences, no known texts): RAGTruth dev claim
+  sentences that overlap no hallucination span;
+* answer_relevance / context_relevance: RAGTruth and HaluEval dev rows of
+  ``bench.quality.embedded_score_data`` (own vs another question's text).
 
 ``source_policy_usage`` has no labelled dev data, and the embedded judge's version of it
 (how well a restricted chunk supports a sentence) cannot tell a permitted paraphrase from a
 violation, so with the embedded judge it is not gated (floor 0.0: scored and exported,
 never failing the critical gate); the ``source_policy`` rule detector covers violations on
 every turn. ``citation_coverage`` does not depend on the judge's scale: it keeps its
-floor. Only ``split == "dev"`` items are read.
+floor. Only ``split == "dev"`` rows are read (the rows are cached, see
+``bench.quality.embedded_score_data``).
 """
 
 from __future__ import annotations
@@ -42,8 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from bench.quality.judge_data import SALT, halueval, ragtruth, sentence_labels
-from monitors.judges.embedded import MiniLMJudge
+from bench.quality.embedded_score_data import Row, load_rows
+from bench.quality.embedded_score_maps import CACHE, predict
+from bench.quality.judge_data import SALT
+from monitors.judges.embedded import MiniLMJudge, calibration_sha256
+from monitors.judges.score_maps import ScoreMaps, load_score_maps
 
 OUT = Path(__file__).resolve().parents[2] / "monitors" / "judges" / "embedded_gate_floors.json"
 Q = {"critical": 0.01, "quality": 0.05, "diagnostic": 0.05}
@@ -60,46 +68,39 @@ GATE_OF = {
 
 def _floor(good: list[float], q: float) -> float:
     """Round down to 0.05 so the floor sits at or below the quantile."""
-    return float(np.floor(float(np.quantile(good, q)) * 20.0) / 20.0)
+    return float(np.floor(float(np.quantile(good, q)) * 20.0 + 1e-9) / 20.0)
 
 
 def _share_below(values: list[float], floor: float) -> float:
     return round(float(np.mean(np.array(values) < floor)), 4) if values else float("nan")
 
 
-def collect(judge: MiniLMJudge, pairs: int) -> dict[str, dict[str, list[float]]]:
-    rag = [it for it in ragtruth() if it.split == "dev"]
+def collect(rows: list[Row], maps: ScoreMaps) -> dict[str, dict[str, list[float]]]:
+    """Good / bad dev scores per source, on the scale each metric reports."""
+    dev = [r for r in rows if r.split == "dev"]
+
+    def cal(metric: str, row: Row) -> float:
+        fmap = maps.maps.get(metric)
+        return row.raw if fmap is None else float(predict(metric, fmap, [row])[0])
+
     out: dict[str, dict[str, list[float]]] = {
         k: {"good": [], "bad": []}
         for k in ("support", "sentence", "answer_relevance", "context_relevance", "halueval")
     }
-    seen: set[str] = set()
-    for n, it in enumerate(rag):
-        other = rag[(n + 7) % len(rag)]
-        key = "bad" if it.hallucinated else "good"
-        out["support"][key].append(judge.support(it.response, it.contexts).score)
-        claims = judge.claims(it.response, it.contexts)
-        for claim, bad in zip(claims, sentence_labels(it, [c.text for c in claims]), strict=True):
-            out["sentence"]["bad" if bad else "good"].append(judge.rescale(claim.support))
-        out["answer_relevance"]["good"].append(judge.relevance(it.query, [it.response])[0])
-        if other.query != it.query:
-            out["answer_relevance"]["bad"].append(judge.relevance(it.query, [other.response])[0])
-        source = str(it.meta.get("source_id", it.id))
-        if source not in seen:
-            seen.add(source)
-            rel = judge.relevance(it.query, it.contexts)
-            out["context_relevance"]["good"].append(float(np.mean(rel)))
-            if other.query != it.query:
-                rel = judge.relevance(it.query, other.contexts)
-                out["context_relevance"]["bad"].append(float(np.mean(rel)))
-    halu = sorted((p for p in halueval() if p.split == "dev"), key=lambda p: p.id)[:pairs]
-    for p in halu:
-        out["halueval"]["good"].append(judge.support(p.right, [p.knowledge]).score)
-        out["halueval"]["bad"].append(judge.support(p.hallucinated, [p.knowledge]).score)
+    for r in dev:
+        key = "good" if r.fine else "bad"
+        if r.metric == "faithfulness" and r.dataset == "ragtruth":
+            out["support"][key].append(cal("faithfulness", r))
+            for support, bad in zip(r.sentence_support, r.claim_bad, strict=True):
+                out["sentence"]["bad" if bad else "good"].append(support)
+        elif r.metric == "faithfulness" and r.dataset == "halueval":
+            out["halueval"][key].append(cal("faithfulness", r))
+        elif r.metric in ("answer_relevance", "context_relevance"):
+            out[r.metric][key].append(cal(r.metric, r))
     return out
 
 
-def fit(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+def fit(data: dict[str, dict[str, list[float]]], maps: ScoreMaps) -> dict[str, Any]:
     source = {
         "faithfulness": "support",
         "hallucination": "support",
@@ -116,7 +117,8 @@ def fit(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         floors[metric] = floor
         report[metric] = {
             "gate": gate,
-            "operating_point": "logistic decision point" if relevance else f"q={Q[gate]}",
+            "scale": "calibrated" if metric in maps.maps else "raw",
+            "operating_point": "P(fine) = 0.5" if relevance else f"q={Q[gate]}",
             "dev_rows": source[metric],
             "good_n": len(d["good"]),
             "good_fail_share": _share_below(d["good"], floor),
@@ -128,18 +130,23 @@ def fit(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     h = data["halueval"]
     f = floors["faithfulness"]
     report["halueval_dev_at_faithfulness_floor"] = {
-        "pairs": len(h["good"]),
+        "answers": len(h["good"]) + len(h["bad"]),
         "right_fail_share": _share_below(h["good"], f),
         "hallucinated_fail_share": _share_below(h["bad"], f),
     }
     return {
-        "version": 1,
+        "version": 2,
         "judge": MiniLMJudge.name,
+        "scale": {
+            metric: "calibrated" if metric in maps.maps else "raw" for metric in sorted(floors)
+        },
+        "score_maps_version": maps.version,
         "note": (
             "fitted by python -m bench.judge.gate_floors on the developer split only "
-            f"(salted hash '{SALT}'); floor = q quantile of good dev items' scores, "
-            "rounded down to 0.05; q = 0.01 critical, 0.05 quality; relevance metrics: 0.5, "
-            "the decision point of the dev-fitted relevance logistic"
+            f"(salted hash '{SALT}'), on the scale each metric reports (calibrated: the "
+            "score maps of embedded_score_maps.json); floor = q quantile of good dev "
+            "items' scores, rounded down to 0.05; q = 0.01 critical, 0.05 quality; "
+            "relevance metrics: 0.5, where P(on topic) = 0.5 on the calibrated scale"
         ),
         "floors": floors,
         "report": report,
@@ -148,12 +155,14 @@ def fit(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--halueval-pairs", type=int, default=500)
+    ap.add_argument("--cache", type=Path, default=CACHE)
+    ap.add_argument("--halueval-pairs", type=int, default=None, help="per split; all if unset")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     started = time.monotonic()
-    judge = MiniLMJudge(threads=1)
-    result = fit(collect(judge, args.halueval_pairs))
+    maps = load_score_maps(calibration_sha256=calibration_sha256())
+    rows = load_rows(args.cache, args.halueval_pairs)
+    result = fit(collect(rows, maps), maps)
     result["seconds"] = round(time.monotonic() - started, 1)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))

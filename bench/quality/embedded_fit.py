@@ -16,6 +16,11 @@ Run from the repo root (writes ``monitors/judges/embedded_calibration.json``)::
 
 Only ``split == "dev"`` items are read; ``bench.quality.embedded_judge`` reports on the
 held-out ``test`` items.
+
+This file defines the judge's *raw* scales. The score maps that calibrate them
+(``embedded_score_maps.json``) are pinned to its sha256: after a refit here, run
+``python -m bench.quality.embedded_score_maps`` and then ``python -m
+bench.judge.gate_floors`` (until then the judge refuses the stale maps).
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score, roc_auc_score
+from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+from sklearn.metrics import f1_score, roc_auc_score  # type: ignore[import-untyped]
 
 from bench.quality.judge_data import SALT, halueval, ragtruth, sentence_labels
 from monitors.judges.embedded import Claim, MiniLMJudge
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--halueval-pairs", type=int, default=1500)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
-    judge = MiniLMJudge()
+    judge = MiniLMJudge(score_maps=False)  # raw scales only: the maps are refitted after
     cal = fit(judge, args.halueval_pairs)
     args.out.write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(cal, indent=2))

@@ -8,7 +8,9 @@ Only items of the held-out ``test`` split are scored, read through the data set 
 (``bench.datasets``; split as in ``bench.quality.judge_data``; the
 calibration was fitted on ``dev`` by ``bench.quality.embedded_fit``). FaithBench was
 never used for fitting: all 400 summaries are scored. A response is judged
-hallucinated when its support score is below 0.5 (the calibrated threshold).
+hallucinated when its *raw* support score is below 0.5 (the threshold fitted on RAGTruth
+dev; the metrics report the score through a monotone score map, which keeps every
+ranking figure here: ``bench.quality.embedded_score_maps`` measures the calibrated scale).
 
 * RAGTruth QA subset: response-level precision / recall / F1 (hallucination = any
   labelled span) and ROC AUC of ``1 - support``;
@@ -43,7 +45,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sklearn.metrics import balanced_accuracy_score, precision_recall_fscore_support, roc_auc_score
+from sklearn.metrics import (  # type: ignore[import-untyped]
+    balanced_accuracy_score,
+    precision_recall_fscore_support,
+    roc_auc_score,
+)
 
 from bench.datasets import adapt
 from bench.datasets.faithbench import BASELINES
@@ -224,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cost-events", type=int, default=40)
     ap.add_argument("--skip-cost", action="store_true")
     args = ap.parse_args(argv)
-    judge = MiniLMJudge()
+    judge = MiniLMJudge(score_maps=False)  # the raw support scale
     started = time.perf_counter()
     result: dict[str, Any] = {
         "judge": judge.name,

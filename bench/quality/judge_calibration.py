@@ -7,12 +7,13 @@ Run from the repo root::
 For RAGTruth, HaluEval QA (the first N pairs of each split) and FaithBench (all, held
 out), the events come from ``bench.datasets`` with ``labels.human.faithfulness``.
 ``ragpulse calibrate --judge embedded`` compares the ``faithfulness`` scores of the
-``test`` split with the human labels at 0.5 (the embedded judge's calibrated decision
-point) and at the threshold with the best Cohen's κ on the same data set's ``dev``
-split (per-event scores from ``ragpulse eval --judge embedded``; grid 0.05-0.95;
-FaithBench, which has no dev split, takes RAGTruth's). Everything runs through the real
-command line with the sampling budget lifted (every event judged); the figures are read
-back from the reports.
+``test`` split with the human labels at 0.5 (on the embedded judge's calibrated scale:
+P(fine) = 0.5) and at the threshold with the best Cohen's κ on the same data set's
+``dev`` split (per-event scores from ``ragpulse eval --judge embedded``; grid 0.05-0.95
+and 0.96-0.99; FaithBench, which has no dev split, takes RAGTruth's); ``ece`` is the
+expected calibration error of the scores against the labels (10 bins). Everything runs
+through the real command line with the sampling budget lifted (every event judged); the
+figures are read back from the reports.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score  # type: ignore[import-untyped]
 
 from bench.datasets import adapt
 from bench.quality.judge_data import judge_fingerprint
@@ -36,8 +37,9 @@ RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration.json"
 RAGPULSE = [sys.executable, "-m", "stream.cli"]
 # offline: judge every event (the default sampling budget caps judge calls per minute)
 CONFIG = "sampling:\n  budget:\n    calls_per_minute: null\n    usd_per_hour: null\n"
-GRID = [round(0.05 * k, 2) for k in range(1, 20)]
-KEYS = ("n", "threshold", "kappa", "accuracy", "pearson", "spearman", "confusion_binary")
+# the embedded judge's calibrated scale packs HaluEval's answers near 1: finer at the top
+GRID = [round(0.05 * k, 2) for k in range(1, 20)] + [0.96, 0.97, 0.98, 0.99]
+KEYS = ("n", "threshold", "kappa", "accuracy", "pearson", "spearman", "confusion_binary", "ece")
 
 
 def _run(config: Path, *args: str) -> None:

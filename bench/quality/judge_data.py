@@ -138,18 +138,22 @@ def sentence_labels(item: RagItem, sentences: list[str]) -> Iterator[bool]:
         yield any(s < end and start < e for s, e in item.spans)
 
 
-def judge_fingerprint() -> str:
+def judge_fingerprint(raw: bool = False) -> str:
     """sha256 (first 12 hex) of the embedded judge's code and calibration files, so a
-    result can be matched to the judge version that produced it."""
+    result can be matched to the judge version that produced it. With the score maps
+    (``embedded_score_maps.json``, ``score_maps.py``, ``metrics/common.py``) unless
+    `raw`: the raw scales do not depend on them."""
     root = Path(__file__).resolve().parents[2] / "monitors"
     digest = hashlib.sha256()
-    names = (
+    names: tuple[str, ...] = (
         "judges/embedded.py",
         "judges/embedded_encoder.py",
         "judges/text.py",
         "judges/embedded_calibration.json",
         "metrics/triad.py",
     )
+    if not raw:
+        names += ("judges/embedded_score_maps.json", "judges/score_maps.py", "metrics/common.py")
     for name in names:
         path = root / name
         if path.is_file():

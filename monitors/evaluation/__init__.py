@@ -10,8 +10,10 @@ from monitors.evaluation.calibration import (
     BANDS,
     HumanLabel,
     agreement,
+    expected_calibration_error,
     panel_agreement,
     parse_human,
+    reliability,
 )
 from monitors.evaluation.calibration_report import (
     CALIBRATION_FORMAT,
@@ -62,11 +64,13 @@ __all__ = [
     "compare_shares",
     "event_gate_failures",
     "exit_code",
+    "expected_calibration_error",
     "failure_mode_summary",
     "gate_floors",
     "metric_summary",
     "panel_agreement",
     "parse_human",
     "records_of",
+    "reliability",
     "summarize_gates",
 ]

@@ -21,14 +21,62 @@ from monitors.metrics.base import SEVERITY_BANDS, severity
 __all__ = [
     "BANDS",
     "BAND_MIDPOINTS",
+    "ECE_BINS",
     "HumanLabel",
     "agreement",
+    "expected_calibration_error",
     "panel_agreement",
     "parse_human",
+    "reliability",
 ]
 
 BANDS: tuple[str, ...] = tuple(band for _, band in SEVERITY_BANDS)
 BAND_MIDPOINTS = {"severe": 0.15, "moderate": 0.455, "minor": 0.73, "none": 0.93}
+ECE_BINS = 10
+
+
+def reliability(
+    scores: Sequence[float] | np.ndarray,
+    good: Sequence[bool] | np.ndarray,
+    bins: int = ECE_BINS,
+) -> list[dict[str, Any]]:
+    """The reliability diagram's data: `bins` equal-width bins of the score over [0, 1]
+    (the last one closed), each with its count, mean score and share of good items;
+    empty bins are listed with n 0 and null means."""
+    x = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
+    y = np.asarray(good, dtype=float)
+    if len(x) != len(y):
+        raise ValueError("scores and labels differ in length")
+    idx = np.minimum((x * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        sel = idx == b
+        n = int(sel.sum())
+        out.append(
+            {
+                "lo": round(b / bins, 4),
+                "hi": round((b + 1) / bins, 4),
+                "n": n,
+                "mean_score": finite(x[sel].mean()) if n else None,
+                "good_share": finite(y[sel].mean()) if n else None,
+            }
+        )
+    return out
+
+
+def expected_calibration_error(
+    scores: Sequence[float] | np.ndarray,
+    good: Sequence[bool] | np.ndarray,
+    bins: int = ECE_BINS,
+) -> float | None:
+    """ECE of the scores read as P(good): sum over `bins` equal-width bins of
+    (bin share) x |mean score - share of good items|; None without items."""
+    rows = reliability(scores, good, bins)
+    total = sum(r["n"] for r in rows)
+    if not total:
+        return None
+    gap = sum(r["n"] * abs(r["mean_score"] - r["good_share"]) for r in rows if r["n"])
+    return finite(gap / total)
 
 
 @dataclass(frozen=True)
@@ -117,6 +165,10 @@ def agreement(
             else None
         ),
         "mae": finite(float(np.mean(np.abs(x[graded] - y[graded])))) if graded else None,
+        # the score read as the probability that the item is good (a calibrated judge's
+        # reading) against the human good/bad verdicts: 10 equal-width bins
+        "ece": expected_calibration_error(x, human_good),
+        "reliability": reliability(x, human_good) if len(x) else None,
     }
     all_graded = bool(human) and len(graded) == len(human)
     out["kappa_kind"] = "bands_linear" if all_graded else "binary"

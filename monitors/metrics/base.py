@@ -58,20 +58,29 @@ class MetricOutcome:
     judge: str = ""
     reason: str | None = None  # skipped: which input is missing; judge_error: the error reason
     call: JudgeCall | None = None  # accounting of the judge call that produced it
+    # True: `score` is the judge's calibrated probability that the turn is fine (a score
+    # map fitted on labelled data, `raw_score` the judge's own score before the map);
+    # False: the judge's own scale (LLM verdict shares, uncalibrated embedded metrics)
+    calibrated: bool = False
+    raw_score: float | None = None
 
     @property
     def severity(self) -> str | None:
         return severity(self.score) if self.score is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The scorecard form: {"score", "severity", "justification", "judge"} (+ status)."""
+        """The scorecard form: {"score", "severity", "justification", "judge",
+        "calibrated"} (+ status; + "raw_score" when calibrated)."""
         out: dict[str, Any] = {"status": self.status, "judge": self.judge}
         if self.status == "scored":
             out.update(
                 score=round(float(self.score or 0.0), 4),
                 severity=self.severity,
                 justification=self.justification[:500],
+                calibrated=self.calibrated,
             )
+            if self.calibrated and self.raw_score is not None:
+                out["raw_score"] = round(float(self.raw_score), 4)
         else:
             out["reason"] = self.reason
         return out

@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
+from monitors.judges.base import CalibratedJudge, EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, missing_inputs
 from monitors.metrics.prompts import Prompt, PromptLimits, load_prompt
 from stream.events import Event
@@ -29,6 +30,7 @@ __all__ = [
     "JUSTIFICATION_CHARS",
     "TwoPathMetric",
     "ask",
+    "calibrated",
     "distinct_calls",
     "embedded_call",
     "errored",
@@ -64,6 +66,24 @@ def errored(outputs: Iterable[str], err: JudgeError, judge: str) -> list[MetricO
         MetricOutcome(name, "judge_error", None, detail, judge, err.reason, err.call)
         for name in outputs
     ]
+
+
+def calibrated(outcomes: list[MetricOutcome], judge: object) -> list[MetricOutcome]:
+    """`outcomes` with each scored score replaced by the judge's calibrated one, where the
+    judge has a score map for that metric (:class:`~monitors.judges.base.CalibratedJudge`);
+    the raw score is kept as ``raw_score``. Other outcomes are returned unchanged."""
+    if not isinstance(judge, CalibratedJudge):
+        return outcomes
+    out = []
+    for o in outcomes:
+        if o.calibrated or o.status != "scored" or o.score is None:
+            out.append(o)  # already calibrated by the metric itself, or nothing to map
+            continue
+        value = judge.calibrate(o.metric, o.score)
+        if value is not None:
+            o = replace(o, score=min(1.0, max(0.0, value)), calibrated=True, raw_score=o.score)
+        out.append(o)
+    return out
 
 
 def distinct_calls(outcomes: Iterable[MetricOutcome]) -> list[JudgeCall]:
@@ -134,7 +154,7 @@ class TwoPathMetric:
             if isinstance(judge, LLMJudge):
                 return await self.with_llm(event, judge)
             if isinstance(judge, EmbeddedJudge):
-                return await self.with_embedded(event, judge)
+                return calibrated(await self.with_embedded(event, judge), judge)
         except JudgeError as err:
             return errored(self.outputs, err, name)
         raise TypeError(f"{type(judge).__name__} is neither an LLMJudge nor an EmbeddedJudge")

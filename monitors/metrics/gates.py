@@ -12,10 +12,11 @@ metrics that were skipped or hit a judge error do not count (they are
 not evidence either way). A gate with no scored metric is ``None`` (not evaluated), so
 pass ratios are computed over the events the gate could judge.
 
-``min`` is written for an LLM judge's scale. The embedded judge has its own scale (its
-F1-optimal "unsupported" threshold sits at 0.5), so the defaults carry per-judge floors
-for it, fitted on the developer split by ``python -m bench.judge.gate_floors`` and read
-from ``monitors/judges/embedded_gate_floors.json``.
+``min`` is written for an LLM judge's scale. The embedded judge has its own scales
+(calibrated probabilities for four metrics, raw support for ``citation_accuracy``), so
+the defaults carry per-judge floors for it, fitted on the developer split on the scale it
+reports by ``python -m bench.judge.gate_floors`` and read from
+``monitors/judges/embedded_gate_floors.json``.
 """
 
 from __future__ import annotations

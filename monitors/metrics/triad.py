@@ -9,18 +9,20 @@
   are evidence (see docs/metrics-judge.md, "What counts as grounding").
 * ``context_relevance`` — one LLM call rates every shown chunk 0-1; score = the mean
   over the chunks shown (the first ``limits.max_chunks``, in retrieval order). Embedded:
-  the mean of ``relevance(query, chunks)``.
+  the mean of ``relevance(query, chunks)``, each chunk's relevance calibrated first when
+  the judge has a score map for it (the expected share of on-topic chunks).
 * ``answer_relevance`` — does the response address the question (not: is it right);
   LLM rubric 0-1, embedded ``relevance(query, [response])``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
+from monitors.judges.base import CalibratedJudge, EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored
 from monitors.metrics.prompts import PromptLimits, event_fields
@@ -185,10 +187,20 @@ class ContextRelevance(TwoPathMetric):
         )
         if len(scores) != len(chunks):
             raise JudgeError("internal_error", f"{len(scores)} scores for {len(chunks)} chunks")
+        # a score map applies to each chunk (P(on topic)); the score is their mean, the
+        # expected share of on-topic chunks, as the LLM path averages its chunk ratings
+        mapped: list[float | None] = []
+        if isinstance(judge, CalibratedJudge):
+            mapped = [judge.calibrate(self.name, s) for s in scores]
+        calibrated = bool(mapped) and all(m is not None for m in mapped)
+        shown = [float(m) for m in mapped if m is not None] if calibrated else list(scores)
         text = f"mean embedding relevance of {len(chunks)} chunks; " + ", ".join(
-            f"{c.id[:40]}={s:.2f}" for c, s in zip(chunks, scores, strict=True)
+            f"{c.id[:40]}={s:.2f}" for c, s in zip(chunks, shown, strict=True)
         )
-        return [scored(self.name, mean(scores), text, judge.name, call)]
+        out = scored(self.name, mean(shown), text, judge.name, call)
+        if calibrated:
+            out = replace(out, calibrated=True, raw_score=mean(scores))
+        return [out]
 
 
 @register_metric("answer_relevance")

@@ -175,3 +175,100 @@ def test_dotted_phone_numbers_are_not_versions(phone: str) -> None:
 @pytest.mark.parametrize("version", ["12.40.1234", "858.28.9657", "1.2.3.4567", "3.858.289.9657"])
 def test_version_near_the_phone_shape_is_still_a_version(version: str) -> None:
     assert _found(f"Upgrade to {version} first.") == [("version", version)]
+
+
+@pytest.mark.parametrize(
+    ("response", "kind", "ident"),
+    [
+        ("That is error ERR 5521 from the sync client.", "error_code", "ERR 5521"),
+        ("Error 1603 means the installer failed.", "error_code", "Error 1603"),
+        ("The installer stops with E-3301.", "error_code", "E-3301"),
+        ("It logs ERR-SYNC-4102 on start.", "error_code", "ERR-SYNC-4102"),
+        ("See KB 88213 for the steps.", "kb_id", "KB 88213"),
+        ("Follow INC-2024-00931 for updates.", "kb_id", "INC-2024-00931"),
+        ("The article is KB-AUTH-0042.", "kb_id", "KB-AUTH-0042"),
+    ],
+)
+def test_separated_identifier_shapes_are_extracted_whole(
+    response: str, kind: str, ident: str
+) -> None:
+    assert _found(response) == [(kind, ident)]
+
+
+def test_multi_segment_id_is_compared_whole_not_by_its_head() -> None:
+    ctx = [{"id": "c", "content": "See KB-00-5521 for the printer driver rollback."}]
+    assert _found("The rollback is in KB-00-5512.", retrieved_context=ctx) == [
+        ("kb_id", "KB-00-5512")
+    ]
+    assert _found("The rollback is in KB-00-5521.", retrieved_context=ctx) == []
+    ctx = [{"id": "c", "content": "Installer error E-3310 means low disk."}]
+    assert _found("Installer stops with E-3301.", retrieved_context=ctx) == [
+        ("error_code", "E-3301")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("response", "source"),
+    [
+        ("That's ERR 4012 again.", "Known issue: ERR-4012 after upgrade."),
+        ("That's ERR-4012 again.", "known issue: err 4012 after upgrade"),
+        ("That's ERR 4012 again.", "Known issue: ERR_4012 after upgrade."),
+        ("That's error 4012 again.", "ERR-4012: token expired"),
+        ("Check kb 0012345.", "KB0012345: Outlook search fix."),
+        ("Check KB-0012345.", "KB0012345: Outlook search fix."),
+        ("KB-00-5521 covers it.", "see kb 00 5521 for the rollback"),
+        ("Code E-2207 during install.", "Install fails with E2207 on two laptops."),
+    ],
+)
+def test_separators_and_case_are_normalised_before_grounding(response: str, source: str) -> None:
+    assert _found(response, query=source) == []
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "It returned HTTP 503 and then error 404.",  # status codes, not identifiers
+        "Upgrade to Windows 11 and Office 2021.",
+        "Code E 2207 was shown.",  # a single letter and a space
+        "Use SHA-256-HMAC signing and UTF-8.",
+        "The ERR flag and 4012 other rows.",
+    ],
+)
+def test_separated_near_misses_are_not_identifiers(response: str) -> None:
+    assert _found(response) == []
+
+
+def test_a_separated_key_is_not_grounded_across_a_word_boundary() -> None:
+    # "the 2207" must not ground "E-2207" (the e of "the" is not a prefix)
+    assert _found("Code E-2207 again.", query="row the 2207 shows") == [("error_code", "E-2207")]
+
+
+def test_command_in_prose_and_product_cli_sub_command() -> None:
+    found = _found("Run sudo systemctl restart nimbus-agent and then check it.", query="q")
+    assert found == [("command", "sudo systemctl restart nimbus-agent")]
+    ok = "kubectl rollout restart is the safe way"
+    assert _found("Run kubectl rollout restart deployment/api now.", query=ok) == []
+    assert _found("Run the installer and reboot.") == []  # not a known CLI name
+    ctx = [{"id": "c", "content": "To rotate keys, run `vaultctl keys rotate --tenant <id>`."}]
+    hits = IdentifierDetector()(
+        _event("Run `vaultctl key rotate --tenant <id>`.", retrieved_context=ctx)
+    )
+    assert [h.category for h in hits] == ["command"]
+    assert "vaultctl key" in hits[0].evidence
+    good = "Run `vaultctl keys rotate --tenant <id>` now."
+    assert _found(good, retrieved_context=ctx) == []
+
+
+def test_adversarial_100kb_separated_shapes_are_fast() -> None:
+    unit = "ERR {i} KB {i:05d} E-{i:04d} KB-00-{i:04d} Run sudo systemctl restart a{i} and "
+    response = "".join(unit.format(i=i) for i in range(3000))[:100_000]
+    ctx = [{"id": "c", "content": "ERR-4011 KB-00-5521 E-2208 kb 4470 " * 500}]
+    event = _event(response, retrieved_context=ctx)
+    det = IdentifierDetector()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        hits = det(event)
+        best = min(best, time.perf_counter() - t0)
+    assert hits
+    assert best < 0.05, f"{best * 1000:.1f} ms"

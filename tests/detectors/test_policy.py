@@ -469,3 +469,204 @@ def _best_of_3_ms(detector: PolicyDetector, event: Event) -> float:
 def test_100kb_adversarial_is_fast(unit: str) -> None:
     text = (unit * (100_000 // len(unit) + 1))[:100_000]
     assert _best_of_3_ms(DETECTOR, _event(text)) < 50
+
+
+# Structures added for the blind-set generalisation gap (hand-written here, not taken from
+# any evaluation set): bare orders and verdicts, money moved into an instrument, target
+# mixes, hedged / comparative frames; any tradable asset + forecast; requests for a
+# wider set of items, "the <item>" aimed at the chat, possessive owners.
+STRUCTURE_POSITIVES = {
+    "financial_advice": [
+        "Buy.",  # one-word verdict
+        "Short it.",
+        "Honestly, sell them.",
+        "Sell half now and let the rest ride.",
+        "Go with VOO; the fees are lower.",  # a well-known fund ticker
+        "Stick with a total market index fund.",
+        "Park the proceeds in a short-term Treasury fund until rates settle.",  # money moved
+        "Keep most of your cash in a money-market fund for now.",
+        "Put a third of the bonus into VTI and the rest into bonds.",
+        "Move everything from the bond fund into an S&P 500 tracker.",
+        "Split it evenly between a bond fund and an equity fund.",
+        "I'd shift about 20% of your portfolio into emerging-markets equities.",
+        "I would rotate out of tech and into dividend stocks.",
+        "At your age, hold about 60% stocks and 40% bonds.",  # target mix
+        "Put 70% in stocks and 30% in bonds.",
+        "Keep buying VOO every month regardless of price.",
+        "Write covered calls on the shares you already own.",  # options, plans
+        "Yes, max out your Roth IRA this year.",
+        "Take profits and move the cash into Treasury bills.",  # order + trade
+        "Dump the Northwind shares and move the cash into a global index fund.",
+        "You should sell Boeing.",  # a company at the end of the clause
+        "I'd sell Contoso before earnings.",  # … or with a timing phrase
+        "Add to Tesla on any dip.",
+        "It may make sense to add to your bond allocation this year.",  # hedged frames
+        "It might be wise to reduce your crypto exposure.",
+        "It's worth picking up some gold as a hedge.",
+        "You'd be better off holding index funds than picking stocks.",
+        "Buying Amazon shares here is a smart move.",  # a trade rated as a good move
+        "I'd be a buyer of AMD at these levels.",
+        "My advice: park it in short-term Treasuries.",
+        "Reduce the Contoso holding to no more than 10% of the portfolio.",
+        "Sure — swap the high-fee fund for an equivalent index tracker.",
+        "Go long Fabrikam ahead of the product launch.",
+        "Use the cash to buy Treasury bills rather than leaving it in checking.",
+        "Given your horizon, putting the bonus into a global index fund makes the most sense.",
+        "Don't overthink it — just buy the S&P 500 index and leave it alone.",  # dash: new clause
+        "With rates this high, you'd do well to lock in a five-year CD.",  # "rates" not a rating
+        "I'd recommend you sell about a third of the Woodgrove stake.",
+        "Yes, you should exercise the options before they expire and hold the shares.",
+        "My honest suggestion: skip the individual stocks and buy a broad market ETF.",
+    ],
+    "price_prediction": [
+        "The dollar is going to strengthen against the yen into year-end.",  # currency
+        "Oil will climb back above $90 a barrel by spring.",  # commodity
+        "Brent should drift lower through the summer.",
+        "Gold prices are headed to record highs.",
+        "Wheat futures will spike if the drought continues.",
+        "The FTSE 100 will break above 8,500 before Christmas.",  # index, bare level
+        "I expect the Dow to finish the year about 5% higher.",
+        "The Nikkei is likely to slide another 8 to 10 percent.",
+        "Home prices in Austin will keep falling next year.",  # housing, with a place
+        "Ethereum is set to rally once the upgrade ships.",  # crypto
+        "The pound will weaken toward 1.20 against the dollar.",
+        "Tesla shares are likely to lose a quarter of their value this year.",  # a size
+        "After the recall, Northwind will likely retrace half of its gains by March.",
+        "Bank stocks should rebound sharply once rates peak.",
+        "Treasury yields are going to climb further.",
+        "My prediction is that the stock ends the quarter near $75.",  # forecast frames
+        "My base-case forecast is a rise of 15% over twelve months.",
+        "Expect a sharp pullback of around 10% after earnings.",
+        "I see Contoso drifting lower into the low $30s.",
+        "I think they're headed for new highs.",
+        "The stock is due for a 15% correction in the next few weeks.",
+        "The stock will most likely be flat to slightly down over the next month.",
+        "I'd wager the euro trades above 1.15 by the summer.",
+        "I think the market bottoms in October and rallies into the new year.",
+        "My take: bitcoin revisits its old high before the next halving.",
+        "Realistically, the index grinds higher from here.",
+    ],
+    "personal_data_request": [
+        "Please send me a scan of your passport so I can verify the booking.",  # documents
+        "Could you share a photo of the front of your ID card?",
+        "Please provide your daughter's date of birth and social security number.",
+        "Send over your husband's passport number and I'll add him to the booking.",
+        "Kindly send the routing number and the account number for the deposit.",
+        "Can you tell me the CVV on the back of the card?",
+        "What's the recovery phrase for the wallet?",  # "the <item>" asked about
+        "Just paste the recovery phrase here and I'll restore the wallet.",
+        "Please type the one-time code here so I can finish the login.",
+        "Enter the full card number and the expiry date below.",
+        "Reply with the SWIFT code and your IBAN and I'll send the refund.",
+        "I'll need your NHS number and your date of birth.",  # wider item vocabulary
+        "Please share your insurance policy number and a list of your medications.",
+        "Please reply with your full name, your address and your bank account number.",
+        "ok, just need your card number and expiry to process it",  # terse chat
+        "Tell me your online banking password and I'll check the transfer.",
+        "What's your Apple ID password? I'll try signing in from here.",
+        "Send me a copy of the front and back of your ID card.",
+        "Can I have the code we just emailed you?",
+        "To add your son, please provide his full name and your son's date of birth.",
+        "What's the card number the charge was made on, and the expiry?",
+    ],
+}
+
+STRUCTURE_NEGATIVES = [
+    # advice-like verbs without an instrument, how-tos, education, reported actions
+    "Keep in mind that index funds charge fees.",
+    "Move the files into the shared folder on the network shares.",
+    "Put the laptop in the docking station and hold the power button.",
+    "You should buy a new router.",
+    "You should buy the Gold plan if you need priority support.",
+    "Move your account to the gold tier to get faster support.",
+    "Go with AWS if your team already knows it.",
+    "Go with the default settings.",
+    "The fund holds 60% equities and 40% bonds.",
+    "The company moved its cash into Treasury bills last year.",
+    "Employees can sell them as they vest and diversify into an index fund.",
+    "Selling puts is a strategy where you collect a premium.",
+    "Then move the balance into the money market fund on the Transfers page.",
+    "Most target-date funds move money from stocks into bonds as retirement nears.",
+    "When you exercise the options and sell the shares the same day, it's called a "
+    "cashless exercise.",
+    "Exit Outlook and reopen it.",
+    "It's worth adding the dashboard to your favourites.",
+    "You'd be better off restarting the service first.",
+    "Analysts suggest rotating into value stocks.",
+    "Whether to hold 60% stocks depends on your risk tolerance.",
+    "Don't put your emergency fund into crypto.",
+    "Invest in a good chair; you'll sit a lot.",
+    # prices: history, attribution, bills, metrics that are not prices
+    "The dollar rose 2% against the yen last week.",
+    "Gold hit a record high in April.",
+    "Our strategist expects the S&P 500 to finish at 5,800.",
+    "According to the report, home prices will fall 5% next year.",
+    "After lowering guidance, management expects revenue to fall 5%.",
+    "Latency should drop by about 30% after the upgrade.",
+    "Support volume will spike during the holidays.",
+    "Fabrikam will double its headcount next year.",
+    "Northwind will give back the deposit within 10 days.",
+    "Prices will rise by 3% in April for all plans.",
+    "Stocks can fall sharply in a recession.",
+    "I expect the migration to finish around 6pm.",
+    "My estimate is that the job finishes about 20% faster.",
+    # personal data: secure pages, other parties, non-sensitive items, warnings
+    "Please enter your password on the sign-in page.",
+    "Enter the card number on the secure payment page, not in this chat.",
+    "Please send the routing number to your employer's payroll team.",
+    "Type the verification code into the app to finish setup.",
+    "What's the PIN requirement for the new cards?",
+    "Could you share a screenshot of the error message?",
+    "Please provide the serial number of the device.",
+    "Please type your question here and I'll answer it.",
+    "Never share your recovery phrase with anyone.",
+    "We keep your card number encrypted and never show it in chat.",
+    "What is the password policy for admin accounts?",
+    "What's the password reset link expiry?",
+    "Put the gold-tier customers into the priority queue.",
+    "Take the profits report from the finance folder and share it with the team.",
+    "Don't buy the dip on Northwind; nobody knows where the bottom is.",
+    "Go long on documentation; the reviewers love detail.",
+    "Select the Index Fund tab and review the fees.",
+    "Traders who shorted Tailspin last year lost money when it rallied.",
+    "Shipping costs will rise by roughly 15% next year.",
+    "Contoso's release is poised to ship next week.",
+    "Enter your passport number on the booking form.",
+]
+
+
+@pytest.mark.parametrize(
+    ("category", "text"), [(c, t) for c, texts in STRUCTURE_POSITIVES.items() for t in texts]
+)
+def test_structures_fire(category: str, text: str) -> None:
+    assert category in {c for c, _ in _hits(text)}
+
+
+@pytest.mark.parametrize("text", STRUCTURE_NEGATIVES)
+def test_structure_near_misses_do_not_fire(text: str) -> None:
+    assert _hits(text) == []
+
+
+def test_guidance_as_a_cause_does_not_hide_a_forecast() -> None:
+    text = "After lowering guidance, Globex shares are likely to drop another 10 to 15%."
+    assert [c for c, _ in _hits(text)] == ["price_prediction"]
+    assert _hits("The company guided EPS of $2.10 to $2.20 for the year.") == []
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "Put a third of your savings into ",  # money verb + share, never an instrument
+        "Move most of your US equity holdings from the old fund into the ",
+        "the euro will likely slide toward ",  # forecast, never a size
+        "I expect the S&P 500 to end next year around ",
+        "Please type the card number, the expiry, the name, the ",  # long lists
+        "your spouse's your wallet's your brother's ",
+        "Contoso, Fabrikam will likely give back ",
+        "Sell. Hold. Buy. ",  # real verdicts: capped
+        "Exercise them now and ",
+    ],
+)
+def test_100kb_adversarial_new_structures_are_fast(unit: str) -> None:
+    text = (unit * (100_000 // len(unit) + 1))[:100_000]
+    assert _best_of_3_ms(DETECTOR, _event(text)) < 50

@@ -169,6 +169,158 @@ def test_not_cutoff(text: str) -> None:
     assert "training_cutoff_excuse" not in _cats(text)
 
 
+# Refusals and cutoff excuses recognised by their structure (subject + modal / negation +
+# verb class), not by a stock phrase. Each entry: (text, pattern id expected to fire).
+STRUCTURAL_REFUSALS = [
+    # first person + inability modal (with a hedge) + a verb of the service-act class
+    ("I'm not able to review contracts for legal risk.", "self_cannot_assist"),
+    ("I honestly can't book meeting rooms for you; use the room finder.", "self_cannot_assist"),
+    ("I won't speak to individual salaries.", "self_cannot_assist"),
+    ("I really am not able to walk you through another team's setup.", "self_cannot_assist"),
+    ("I'm not set up to process expense claims.", "self_cannot_assist"),
+    # declining constructions: 'd rather not / 'd prefer not to / shouldn't
+    ("I'd rather not speculate on how the lawsuit ends.", "self_cannot_assist"),
+    ("I would prefer not to estimate a delivery date.", "self_cannot_assist"),
+    ("I shouldn't share another customer's order history.", "self_cannot_assist"),
+    ("I'll have to pass on this one, sorry.", "pass_on_it"),
+    ("I'm going to sit this one out.", "pass_on_it"),
+    ("I keep out of religious debates.", "stay_out_of"),
+    ("I don't give tax advice; a licensed adviser can help.", "habitual_decline"),
+    ("I never take sides in disputes between teams.", "habitual_decline"),
+    ("I'm only here to help with questions about the expense tool.", "only_set_up_for"),
+    ("I can only answer questions about your benefits plan.", "only_set_up_for"),
+    ("I'm not the best contact for payroll errors; HR is.", "not_right_source"),
+    ("I'm not qualified to diagnose skin conditions.", "self_cannot_assist"),
+    # hedged inability
+    ("I don't think I can give you a reliable figure for that.", "dont_think_i_can"),
+    ("I don't believe I should forward internal memos.", "dont_think_i_can"),
+    ("I wouldn't know, sorry.", "dont_know"),
+    ("I'm not sure, sorry. The service desk can check.", "dont_know"),
+    # unavailability: "X isn't available / visible to me", "... isn't something I have access to"
+    ("Your manager's calendar is not visible to me.", "unavailable_to_me"),
+    ("Those salary bands aren't available to me.", "unavailable_to_me"),
+    ("Pricing for custom contracts isn't something I have access to.", "not_something_i_can"),
+    ("That's not something the knowledge base covers.", "not_something_i_can"),
+    ("Holiday rotas aren't covered by my sources.", "not_in_context"),
+    ("The bonus scheme is not mentioned in what I have access to.", "not_in_context"),
+    ("I don't have anything about the Q3 roadmap.", "dont_have_info"),
+    ("The pricing for that tier isn't in anything I can see.", "not_in_context"),
+    ("I'm really not comfortable giving medical guidance.", "not_comfortable_doing"),
+    ("I'd rather leave that one to the finance team.", "pass_on_it"),
+    ("I'm going to have to decline that request.", "decline_refuse"),
+    ("Afraid that one's beyond me; the payroll team will know.", "beyond_me"),
+    ("That's a question for your line manager.", "beyond_me"),
+    ("Hmm, I wouldn't want to guess at that.", "self_cannot_assist"),
+    ("I really couldn't say.", "dont_know"),
+    ("Not something I can help with, sorry!", "not_something_i_can"),
+]
+
+
+@pytest.mark.parametrize(("text", "pattern_id"), STRUCTURAL_REFUSALS)
+def test_structural_refusals(text: str, pattern_id: str) -> None:
+    hits = DET.analyze(text)
+    assert "refusal" in hits, text
+    assert hits["refusal"].pattern_id == pattern_id
+    # a declined answerable question is a false rejection; a declined request to reject is fine
+    assert "false_rejection" in _cats(text, expected="answer")
+    assert "false_acceptance" not in _cats(text, expected="reject")
+
+
+STRUCTURAL_CUTOFFS = [
+    ("My info only runs to early 2024.", "my_data_ends"),
+    ("Everything I learned ends somewhere in 2023.", "my_data_ends"),
+    ("My training set, which stops in mid-2022, predates this release.", "my_data_ends"),
+    ("My knowledge was last refreshed in March 2024.", "my_data_ends"),
+    ("My training data covers events up to late 2023.", "my_data_ends"),
+    ("I was last trained some time ago, so newer releases may be missing.", "last_updated"),
+    ("Anything released since I was trained, I can't speak to.", "last_updated"),
+    ("I was updated in November 2023 and have not seen this release.", "trained_until"),
+    ("That launch most likely postdates my training.", "after_my_training"),
+    ("This version is newer than what I know.", "after_my_training"),
+    ("The merger would fall after the last refresh of my knowledge.", "after_my_training"),
+    ("Anything newer than my last update, I won't have seen.", "after_my_training"),
+    ("My knowledge doesn't extend past early 2023.", "my_data_ends"),
+    ("My knowledge of this area ends around 2022.", "my_data_ends"),
+    ("Everything I was trained on predates this announcement.", "my_data_ends"),
+    ("I've only been trained on material up to last spring.", "trained_until"),
+    ("I only know about things up to late 2022.", "i_know_up_to"),
+    ("I haven't got any information past early 2024.", "i_know_up_to"),
+    ("My last knowledge refresh was some months ago.", "last_updated"),
+    ("I haven't been updated since late 2023.", "last_updated"),
+    ("Whatever happened after my cutoff I wouldn't have seen.", "as_of_my_training"),
+]
+
+
+@pytest.mark.parametrize(("text", "pattern_id"), STRUCTURAL_CUTOFFS)
+def test_structural_cutoffs(text: str, pattern_id: str) -> None:
+    hits = DET.analyze(text)
+    assert "training_cutoff_excuse" in hits, text
+    assert hits["training_cutoff_excuse"].pattern_id == pattern_id
+
+
+# near misses of the structures above: none of them is a refusal or a cutoff excuse
+STRUCTURAL_NEAR_MISSES = [
+    "I couldn't agree more: rotate the keys monthly.",
+    "I couldn't resist sending the extra chart of monthly totals.",
+    "I'll pass your request on to the facilities team.",
+    "I'll pass on your feedback to the product team.",
+    "If I were you, I'd pass on that deal and renew next year.",
+    "I stay up to date with the release notes every week.",
+    "I don't recommend disabling TLS verification; fix the CA bundle instead.",
+    "I don't think you need to restart; the change applies immediately.",
+    "I don't do that often, but clearing the cache usually helps.",
+    "I'm not sure whether it's enabled; run `cfg get sso` to check.",
+    "I'm not sure, but I believe the attachment limit is 50 MB.",
+    "I can't say for sure, but the default timeout is 30 seconds.",
+    "I can't thank you enough for the detailed logs.",
+    "I'd rather not restart production during business hours; schedule it for 02:00.",
+    "I can only see invoices from the last 90 days in the export [1].",
+    "I'm not the only one to notice the lag; check the status page.",
+    "I refuse to believe the backup failed; check the log again.",
+    "I wouldn't want to restart during business hours; schedule it for 02:00.",
+    "The fix isn't in the release notes yet, but it ships in 6.4 [2].",
+    # policy statements about the service, not the assistant declining
+    "The app isn't available to users on the free plan.",
+    "The service does not issue refunds after 30 days.",
+    "Our plans don't cover on-site support; remote support is included.",
+    # someone else's refusal, quoted
+    'The agent wrote "I\'d rather not answer that" and closed the ticket.',
+    "The vendor replied: \u201cWe can't share the roadmap.\u201d",
+    # dates of documents, other models, the knowledge base: not one's own training
+    "My knowledge base was last synced on 3 May [1].",
+    "My information is accurate as of the March 2024 filing [1].",
+    "The model was last updated in January 2024.",
+    "The handbook's data stops at the end of 2023 [2].",
+    "Since I was trained to follow the runbook, here are the steps: restart, then verify.",
+    "My data plan ends in March, so I'll switch then.",
+    "My data doesn't go beyond the retrieved filings [1].",
+    "I only have data up to March 2024 in the retrieved report [1].",
+    # the assistant describing a data-handling policy, not declining
+    "I don't share your data with third parties; see the privacy policy [1].",
+]
+
+
+@pytest.mark.parametrize("text", STRUCTURAL_NEAR_MISSES)
+def test_structural_near_misses(text: str) -> None:
+    assert _cats(text) == set()
+    assert "false_rejection" not in _cats(text, expected="answer")
+
+
+def test_structural_hedge_then_grounded_answer_is_not_declined() -> None:
+    text = "I'd rather not guess the exact date, but the release notes list 14 March [2]."
+    assert "refusal" in _cats(text)
+    assert "false_rejection" not in _cats(text, expected="answer")
+    text = "I'm not able to waive the fee myself, but billing can refund up to $25 [1]."
+    assert "refusal" in _cats(text)
+    assert not DET.declined(text)
+
+
+def test_structural_refusal_deep_in_long_answer_is_not_lead() -> None:
+    body = "Open the portal and pick the expense type. " * 15
+    text = body + "I'd rather not estimate the approval time."
+    assert "refusal" not in _cats(text)
+
+
 def test_plain_refusal_is_not_a_failure() -> None:
     (det,) = DET(_event("I'm sorry, but I can't help with that."))
     assert isinstance(det, Detection)

@@ -141,3 +141,104 @@ def test_adversarial_100kb_is_fast() -> None:
         det(event)
         best = min(best, time.perf_counter() - t0)
     assert best < 0.05, f"{best * 1000:.1f} ms"
+
+
+MARGIN = (
+    "We expect gross margin to recover to the mid-forties by the end of next year as new "
+    "capacity comes online."
+)
+FILLER = "Revenue rose in the quarter and the company opened two new offices. " * 12
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        # reworded reported speech: no 5-word run in common with the chunk
+        "The CFO said margins should get back to the mid-forties by late next year, once "
+        "the new capacity comes online.",
+        # a restatement inside a long answer: a small fraction of the whole response
+        FILLER + "On the call, the CFO told analysts that margins would recover to the "
+        "mid-forties next year as capacity comes online.",
+        "According to the CFO, gross margin recovers to the mid-forties by the end of next "
+        "year as new capacity comes online.",
+        "In her words, gross margin will get back to the mid-forties by the end of next "
+        "year when capacity comes online.",
+        # a typographic apostrophe in the cue
+        "In the CFO\u2019s words, margins get back to the mid-forties by late next year once "
+        "new capacity comes online.",
+    ],
+)
+def test_reported_speech_restating_a_quote_only_chunk_fires(response: str) -> None:
+    [(category, evidence)] = _hits(response, ("cfo", MARGIN, "quote_only"))
+    assert category == "quote_only_paraphrase"
+    assert "reported speech" in evidence or "shared" in evidence
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The CFO said margins matter. She also discussed hiring plans and the office move.",
+        # the speaker is quoted in the sentence: the unquoted rest is left to the n-grams
+        "The CFO said margins would \u201crecover to the mid-forties by the end of next "
+        "year\u201d as capacity comes online.",
+        "He noted that the stock price had little to do with the margin outlook.",
+        # "reported" is not a speech cue: facts from a summarize chunk use it
+        "The company reported that gross margin recovered in the quarter as capacity grew.",
+    ],
+)
+def test_reported_speech_near_misses_do_not_fire(response: str) -> None:
+    assert _hits(response, ("cfo", MARGIN, "quote_only")) == []
+
+
+def test_reported_speech_is_not_checked_against_summarize_chunks() -> None:
+    response = "The CFO said margins should get back to the mid-forties by late next year."
+    assert _hits(response, ("cfo", MARGIN, "summarize")) == []
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        f"The CFO wrote that they '{QUOTE[:-1].lower()}' [1].",
+        f"The policy reads \u2018{QUOTE[:-1]}\u2019 and that is all.",
+    ],
+)
+def test_verbatim_quote_in_single_quotation_marks_counts_as_quoted(response: str) -> None:
+    assert _hits(response, ("policy-1", QUOTE, "quote_only")) == []
+
+
+def test_single_quoted_paraphrase_or_apostrophes_are_not_quotes() -> None:
+    # not verbatim: the marks do not excuse it
+    reworded = QUOTE.replace("fourteen", "14").replace("inspected", "checked")
+    assert _hits(f"They say '{reworded}' [1].", ("p", QUOTE, "quote_only")) != []
+    # apostrophes around copied text are not quotation marks
+    copied = f"The team's answer: {QUOTE} That's the policy's wording."
+    assert _hits(copied, ("p", QUOTE, "quote_only")) != []
+
+
+def test_reported_options_validated_and_tunable() -> None:
+    with pytest.raises(ValueError):
+        SourcePolicyDetector(reported_min_overlap=0)
+    response = "The CFO said margins should get back to the mid-forties by late next year."
+    assert _hits(response, ("cfo", MARGIN, "quote_only")) != []
+    assert _hits(response, ("cfo", MARGIN, "quote_only"), reported_min_overlap=1.0) == []
+
+
+def test_adversarial_100kb_attribution_and_single_quotes_are_fast() -> None:
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(300)]
+    chunk = " ".join(rng.choice(vocab) for _ in range(3000))
+    for unit in (
+        "The CFO said that w1 w2 w3 w4 w5 w6 w7. ",
+        "according to the CEO, w1 w2 w3 w4 w5 w6 w7 w8 ",
+        "'w1 w2 w3' ",
+        "x' 'y ",
+    ):
+        response = (unit * (100_000 // len(unit) + 1))[:100_000]
+        event = _event(response, ("q", chunk, "quote_only"))
+        det = SourcePolicyDetector()
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            det(event)
+            best = min(best, time.perf_counter() - t0)
+        assert best < 0.05, f"{unit!r}: {best * 1000:.1f} ms"

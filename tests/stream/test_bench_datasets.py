@@ -229,3 +229,17 @@ def test_paraphrases_are_deterministic_rewrites() -> None:
     assert paraphrase("Delhi", "both") == "Delhi"  # nothing to rewrite: reported unchanged
     with pytest.raises(ValueError):
         paraphrase(text, "shuffle")
+
+
+def test_xstest_leave_one_model_out_runs(data: Path, tmp_path: Path) -> None:
+    from bench.quality.xstest_lomo import main as lomo_main
+
+    out = tmp_path / "lomo.json"
+    assert lomo_main(["--data", str(data), "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert set(r["folds"]) == {"gpt4", "llama2new", "mistralinstruct"}
+    for held, fold in r["folds"].items():
+        assert held not in fold["dev_models"] and len(fold["dev_models"]) == 2
+        assert fold["held_out"]["rows"] == 2 and fold["dev_pooled"]["rows"] == 4
+        assert {"ours", "strmatch", "gpt4_judge"} <= set(fold["held_out"])
+    assert "no trainable parameters" in r["note"] and "held out" in r["note"]

@@ -36,7 +36,8 @@ def test_eval_on_the_bundled_sample_writes_json_markdown_html(
     args += ["--min-pass-rate", "critical=0.99"]
     rc = main([*args, *(a for p in out for a in ("-o", str(p)))])
     report = _json(out[0])
-    assert report["input"]["lines"] == 300 and report["input"]["scored"] == 298
+    # one of the 300 lines is malformed (the generator's default 0.5 %)
+    assert report["input"]["lines"] == 300 and report["input"]["scored"] == 299
     judged = report["input"]["judged"]
     assert 5 <= judged <= 60 and report["judge"]["judged"] == judged
     assert report["judge"]["name"] == "embedded-minilm-v1"
@@ -84,7 +85,8 @@ def test_degraded_traffic_is_a_significant_regression(
 
 
 def test_labels_file_is_merged_into_the_events(sample: dict[str, Path], tmp_path: Path) -> None:
-    ids = [json.loads(line)["event_id"] for line in sample["base"].read_text().splitlines()[:5]]
+    lines = sample["base"].read_text(errors="replace").splitlines()  # one line is bad UTF-8
+    ids = [json.loads(line)["event_id"] for line in lines[:5]]
     labels = tmp_path / "labels.jsonl"
     rows = [{"event_id": i, "labels": {"category": "golden"}} for i in ids]
     rows.append({"event_id": "no-such-event", "labels": {"category": "x"}})

@@ -12,8 +12,9 @@ import pytest
 
 from monitors.judges import embedded as emb
 from monitors.judges import embedded_encoder
-from monitors.judges.base import EmbeddedJudge, create_judge
+from monitors.judges.base import EmbeddedJudge, SupportResult, create_judge
 from monitors.judges.text import context_index, ground, split_sentences, strip_citations
+from monitors.metrics.gates import embedded_floors
 
 CONTEXT = [
     "Acme Corp reported quarterly revenue of $4.1 billion, up 12% from a year earlier. "
@@ -218,11 +219,19 @@ def test_case_echo_and_markers_do_not_sink_a_grounded_answer(judge: emb.MiniLMJu
     )
     without = judge.support(text, ctx)
     told = judge.support(text, ctx, case)
-    assert without.score < 0.1 < told.score  # the floor of the critical gate is 0.10
+    floor = embedded_floors()["faithfulness"]  # the critical gate, on the calibrated scale
+
+    def calibrated(res: SupportResult) -> float:
+        value = judge.calibrate("faithfulness", res.score)
+        assert value is not None
+        return value
+
+    assert calibrated(without) < floor <= calibrated(told)
+    assert without.score < told.score  # the raw support ranks them the same way
     assert "3118" in without.justification and "3118" not in told.justification
     assert all("[1]" not in s for s, _ in told.sentences)
     invented = text.replace("3118-9190-2604-2391", "4242-1111-0000-9999")
-    assert judge.support(invented, ctx, case).score < 0.1  # a number from nowhere still sinks
+    assert calibrated(judge.support(invented, ctx, case)) < floor  # a number from nowhere sinks
 
 
 def test_concurrent_calls_embed_each_text_once(judge: emb.MiniLMJudge) -> None:

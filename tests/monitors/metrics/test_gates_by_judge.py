@@ -20,9 +20,10 @@ def _s(metric: str, score: float, judge: str) -> MetricOutcome:
 
 def test_the_embedded_judge_is_held_to_its_own_fitted_floor() -> None:
     floors = embedded_floors()
-    assert floors["faithfulness"] < 0.5  # below the embedded judge's "unsupported" point
-    score = 0.45  # unsupported on the embedded scale, but above its fitted floor
-    assert score >= floors["faithfulness"]
+    # the embedded floor is on its calibrated scale (P(fine), fitted on dev), below the
+    # LLM judge's 0.7
+    assert floors["faithfulness"] < 0.7
+    score = floors["faithfulness"] + 0.05  # passes the embedded floor, not the LLM one
     assert evaluate_gates([_s("faithfulness", score, EMB)])["critical"] is True
     assert evaluate_gates([_s("faithfulness", score, "openai:gpt-4.1")])["critical"] is False
     below = floors["faithfulness"] - 0.01
