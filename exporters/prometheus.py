@@ -109,8 +109,25 @@ class Metrics:
             registry=r,
         )  # fmt: skip
         self.consumer_lag = Gauge(
-            "ragpulse_consumer_lag", "Messages behind the high watermark", ["partition"], registry=r
+            "ragpulse_consumer_lag",
+            "Log-end offset minus the group's committed offset (as kafka-consumer-groups shows)",
+            ["partition"],
+            registry=r,
         )
+        self.consumer_stalled = Gauge(
+            "ragpulse_consumer_stalled",
+            "1 while the partition has lag and its committed offset has not moved (Burrow's stall)",
+            ["partition"],
+            registry=r,
+        )
+        self.consumer_committed = Gauge(
+            "ragpulse_consumer_committed_offset", "The group's committed offset", ["partition"],
+            registry=r,
+        )  # fmt: skip
+        self.consumer_end = Gauge(
+            "ragpulse_consumer_end_offset", "Log-end offset (high watermark) the broker reports",
+            ["partition"], registry=r,
+        )  # fmt: skip
         self.drift_alarm = Gauge(
             "ragpulse_drift_alarm",
             "1 while a drift alarm is up for the stream",

@@ -198,6 +198,7 @@ class RuleBuilder:
             (a.critical_gate, self._critical_gate),
             (a.judge_errors, self._judge_errors),
             (a.consumer_lag, self._consumer_lag),
+            (a.consumer_stalled, self._consumer_stalled),
             (a.no_events, self._no_events),
             (a.failure_modes, self._failure_modes),
             (a.dead_letters, self._dead_letters),
@@ -278,6 +279,17 @@ class RuleBuilder:
             "ragpulse is {{ $value | humanize }} messages behind and falling further",
             f"Consumer lag summed over partitions is {{{{ $value | humanize }}}} messages (ceiling"
             f" {c.ceiling}) and grew over the last {c.growth_window}.",
+        )]  # fmt: skip
+
+    def _consumer_stalled(self) -> list[Rule]:
+        expr = f"max {by(self.agg, 'partition')} (ragpulse_consumer_stalled) > 0"
+        return [self._alert(
+            "RagpulseConsumerStalled", expr, self.a.consumer_stalled,
+            "Partition {{ $labels.partition }} has lag but its committed offset does not move",
+            "Partition {{ $labels.partition }} of the input topic has messages waiting while the"
+            " group's committed offset has stood still (progress.stall_after_s), for"
+            f" {self.a.consumer_stalled.for_duration}: its events are not being scored, even if"
+            " the replica reads ready.",
         )]  # fmt: skip
 
     def _no_events(self) -> list[Rule]:

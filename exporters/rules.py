@@ -37,6 +37,7 @@ ALERT_NAMES = (
     "RagpulseCriticalGateFailing",
     "RagpulseJudgeErrorRatioHigh",
     "RagpulseConsumerLagGrowing",
+    "RagpulseConsumerStalled",
     "RagpulseNoEvents",
     "RagpulseFailureModeRateHigh",
     "RagpulseDeadLetterRatioHigh",
@@ -104,6 +105,12 @@ class ConsumerLagAlert(_Alert):
     growth_window: Duration = Field("15m", description="... and still growing over this window")
 
 
+class ConsumerStalledAlert(_Alert):
+    for_duration: Duration = Field(
+        "5m", description="stalled this long (`for`), after `progress.stall_after_s`"
+    )
+
+
 class NoEventsAlert(_Alert):
     for_duration: Duration = Field("5m", description="condition must hold this long (`for`)")
     silence: Duration = Field("15m", description="no message read for this long")
@@ -156,6 +163,7 @@ class AlertSettings(_Section):
     critical_gate: GateAlert = Field(default_factory=GateAlert)
     judge_errors: JudgeErrorAlert = Field(default_factory=JudgeErrorAlert)
     consumer_lag: ConsumerLagAlert = Field(default_factory=ConsumerLagAlert)
+    consumer_stalled: ConsumerStalledAlert = Field(default_factory=ConsumerStalledAlert)
     no_events: NoEventsAlert = Field(default_factory=NoEventsAlert)
     failure_modes: FailureModeAlert = Field(default_factory=FailureModeAlert)
     dead_letters: DeadLetterAlert = Field(default_factory=DeadLetterAlert)

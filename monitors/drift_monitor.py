@@ -72,8 +72,12 @@ class DriftMonitor:
         settings: DriftSettings,
         cap_service: Callable[[str | None], str] | None = None,
         clock: Callable[[], float] = time.time,
+        on_stream: Callable[[StreamKey], None] | None = None,
     ) -> None:
+        """`on_stream(key)` is called once per stream when it is created or restored (the
+        exporter declares the stream's alarm gauge at 0 then, so a raise is a change)."""
         self.settings = settings
+        self._on_stream = on_stream or (lambda key: None)
         self.policy = AlarmPolicy(
             min_hold_s=settings.min_hold_s,
             clear_after_s=settings.clear_after_s,
@@ -101,6 +105,7 @@ class DriftMonitor:
         if stream is None:
             stream = MonitoredStream(key, self._create(spec), self.policy)
             self.streams[key.id] = stream
+            self._on_stream(key)
         self._by_key[fast] = stream
         return stream
 
@@ -179,5 +184,6 @@ class DriftMonitor:
             if isinstance(stream, MonitoredStream) and stream.key.id == key:
                 stream.policy = self.policy
                 self.streams[key] = stream
+                self._on_stream(stream.key)
                 restored += 1
         return restored

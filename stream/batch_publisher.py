@@ -34,7 +34,11 @@ class BatchPublisher:
         self._spread = itertools.count()
 
     async def add(
-        self, topic: str, key: bytes | None, value: bytes, headers: list[tuple[str, bytes]]
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]],
     ) -> None:
         """Append one record; a full builder is submitted and a new one started."""
         partition = self._partition(topic, key) if topic in self._partitions else None

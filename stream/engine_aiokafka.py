@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from stream.batch_publisher import BatchPublisher
-from stream.engine_base import SidecarBase
+from stream.engine_base import Headers, SidecarBase
+from stream.fetch_guard import FetchGuard, SkippedBatch
 from stream.kafka_config import aiokafka_kwargs
 
 __all__ = ["AiokafkaSidecar"]
@@ -39,7 +41,8 @@ class _Listener(ConsumerRebalanceListener):
     async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
         self.engine._revoking = True
         async with self.engine._batch_lock:  # the batch in flight is committed first
-            pass
+            if self.engine._guard is not None:
+                self.engine._guard.forget(revoked)
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         self.engine._revoking = False
@@ -55,6 +58,7 @@ class AiokafkaSidecar(SidecarBase):
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
         self._batches: BatchPublisher | None = None
+        self._guard: FetchGuard | None = None
         self._batch_lock = asyncio.Lock()
         self._revoking = True  # not ready before the first assignment
         self._stopping = False
@@ -74,6 +78,7 @@ class AiokafkaSidecar(SidecarBase):
             rebalance_timeout_ms=int(k.rebalance_timeout_s * 1000),
             max_poll_records=MAX_RECORDS,
             fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+            isolation_level=k.isolation_level,
         )
         try:
             await producer.start()
@@ -85,21 +90,25 @@ class AiokafkaSidecar(SidecarBase):
             raise
         self._producer, self._consumer = producer, consumer
         self._batches = BatchPublisher(producer)
+        self._guard = FetchGuard(consumer)
         self._stopping = False
         self._task = asyncio.create_task(self._consume(), name="ragpulse.detect")
 
     async def _consume(self) -> None:
-        assert self._consumer is not None
-        consumer = self._consumer
+        assert self._consumer is not None and self._guard is not None
+        consumer, guard = self._consumer, self._guard
         while not self._stopping:
-            batch = await consumer.getmany(timeout_ms=200, max_records=MAX_RECORDS)
-            if not batch:
+            batch = await guard.getmany(timeout_ms=200, max_records=MAX_RECORDS)
+            if not batch and not guard.skipped:
                 continue
             async with self._batch_lock:
-                await self._process(consumer, batch)
+                await self._process(consumer, batch, guard.take_skipped())
 
     async def _process(
-        self, consumer: AIOKafkaConsumer, batch: dict[TopicPartition, list[Any]]
+        self,
+        consumer: AIOKafkaConsumer,
+        batch: dict[TopicPartition, list[Any]],
+        skipped: Sequence[SkippedBatch] = (),
     ) -> None:
         process, route = self.pipeline.process, self.route
         commit: dict[TopicPartition, int] = {}
@@ -107,10 +116,16 @@ class AiokafkaSidecar(SidecarBase):
             topic, partition = tp.topic, tp.partition
             for rec in records:
                 result = process(rec.value)
-                await route(result, rec.key, rec.value, topic, partition, rec.offset)
+                await route(result, rec.key, rec.value, topic, partition, rec.offset, rec.headers)
             last = records[-1].offset
             self._offsets[partition] = last
             commit[tp] = last + 1
+        for skip in skipped:  # after the records before it; committed past it
+            await self.skip_batch(skip)
+            tp = TopicPartition(skip.topic, skip.partition)
+            commit[tp] = max(commit.get(tp, 0), skip.next_offset)
+            self._offsets[skip.partition] = max(self._offsets.get(skip.partition, -1),
+                                                skip.next_offset - 1)  # fmt: skip
         await self._delivered()
         await consumer.commit(commit)
 
@@ -122,8 +137,8 @@ class AiokafkaSidecar(SidecarBase):
         self,
         topic: str,
         key: bytes | None,
-        value: bytes,
-        headers: list[tuple[str, bytes]] | None = None,
+        value: bytes | None,
+        headers: Headers | None = None,
         force: bool = False,
     ) -> Any:
         assert self._producer is not None and self._batches is not None
@@ -167,3 +182,8 @@ class AiokafkaSidecar(SidecarBase):
             return {}
         ends = await self._consumer.end_offsets(assigned)
         return {tp.partition: high for tp, high in ends.items()}
+
+    async def _committed(self, partitions: list[int]) -> dict[int, int | None]:
+        assert self._consumer is not None
+        topic = self.settings.kafka.input_topic
+        return {p: await self._consumer.committed(TopicPartition(topic, p)) for p in partitions}

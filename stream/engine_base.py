@@ -15,41 +15,31 @@ import json
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
 from exporters import Metrics, MetricsServer
 from monitors.alarms import AlarmEvent
+from stream.dead_letters import Headers, dead_letter, dlq_headers, skipped_batch_letter
 from stream.drift_state import load_state, state_key
 from stream.events import Event
+from stream.fetch_guard import SkippedBatch
 from stream.judging import JudgeResult, JudgeService, build_judging
 from stream.kafka_config import aiokafka_kwargs, ensure_topics
 from stream.loop_health import install_log_throttle, watch_loop_lag
 from stream.pipeline import Pipeline, Result
+from stream.progress import ProgressTracker
 from stream.retry import Backoff, classify
 from stream.sampler import Sampler
 from stream.settings import Settings
 
-__all__ = ["SidecarBase", "dlq_headers"]
+__all__ = ["Headers", "SidecarBase", "dlq_headers"]
 
 log = logging.getLogger("stream.sidecar")
 
 _LAG_EVERY_S = 5.0
-
-
-def dlq_headers(result: Result, topic: str, partition: int, offset: int) -> list[tuple[str, bytes]]:
-    """Kafka-Connect-style error headers carried by each dead-letter record."""
-    return [
-        ("ragpulse.error.reason", (result.reason or "").encode()),
-        ("ragpulse.error.detail", (result.detail or "")[:1000].encode()),
-        ("ragpulse.source.topic", topic.encode()),
-        ("ragpulse.source.partition", str(partition).encode()),
-        ("ragpulse.source.offset", str(offset).encode()),
-        ("ragpulse.error.time", datetime.now(UTC).isoformat().encode()),
-    ]
 
 
 class SidecarBase:
@@ -72,6 +62,7 @@ class SidecarBase:
         self._updates: set[asyncio.Future[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._offsets: dict[int, int] = {}
+        self.progress = ProgressTracker(settings.progress.stall_after_s)
         self._broker_ok = False
         self._broker_lost: float | None = None
         self._started = False
@@ -106,12 +97,16 @@ class SidecarBase:
         """High watermark per assigned input partition (raises when the broker is away)."""
         raise NotImplementedError
 
+    async def _committed(self, partitions: list[int]) -> dict[int, int | None]:
+        """The group's committed offset per input partition (None: nothing committed)."""
+        raise NotImplementedError
+
     async def _send(
         self,
         topic: str,
         key: bytes | None,
-        value: bytes,
-        headers: list[tuple[str, bytes]] | None = None,
+        value: bytes | None,
+        headers: Headers | None = None,
         force: bool = False,
     ) -> Any:
         """Publish one record; it is delivered before the current event's offset is committed
@@ -120,8 +115,8 @@ class SidecarBase:
 
     # ------------------------------------------------------------------ per event
     async def route(
-        self, result: Result, key: bytes | None, value: bytes, topic: str, partition: int,
-        offset: int,
+        self, result: Result, key: bytes | None, value: bytes | None, topic: str, partition: int,
+        offset: int, headers: Iterable[Any] = (),
     ) -> None:  # fmt: skip
         """Publish what the pipeline produced for one message (the same for every engine)."""
         k = self.settings.kafka
@@ -132,9 +127,21 @@ class SidecarBase:
             if result.judge_event is not None:
                 self._submit(result.judge_event, result.sample_reason or "base")
         elif result.outcome == "invalid":
-            headers = dlq_headers(result, topic, partition, offset)
-            await self._send(k.dlq_topic, key, value, headers)
+            value, dlq = dead_letter(result, value, topic, partition, offset, headers,
+                                     k.dlq_max_value_bytes)  # fmt: skip
+            await self._send(k.dlq_topic, key, value, dlq)
             self.metrics.events.labels("dead_lettered").inc()
+
+    async def skip_batch(self, skip: SkippedBatch) -> None:
+        """An undecodable batch: its offsets count as read and invalid, its raw bytes go to
+        the dead-letter topic (one record, first/next offsets in the headers)."""
+        m, n = self.metrics, skip.count
+        m.events.labels("consumed").inc(n)
+        m.events.labels("invalid").inc(n)
+        m.invalid.labels("undecodable_batch").inc(n)
+        value, dlq = skipped_batch_letter(skip, self.settings.kafka.dlq_max_value_bytes)
+        await self._send(self.settings.kafka.dlq_topic, None, value, dlq)
+        m.events.labels("dead_lettered").inc()
 
     def readiness(self) -> tuple[bool, str]:
         if not self._started:
@@ -143,6 +150,8 @@ class SidecarBase:
             return False, "rebalancing"
         if not self._broker_ok:
             return False, "broker unreachable"
+        if self.settings.progress.readiness and self.progress.stalled:
+            return False, f"stalled partitions {self.progress.stalled}"
         return True, "ok"
 
     async def _watch_lag(self) -> None:
@@ -153,6 +162,7 @@ class SidecarBase:
     async def refresh_lag(self) -> None:
         try:
             highwaters = await asyncio.wait_for(self._highwaters(), 5.0)
+            committed = await asyncio.wait_for(self._committed(sorted(highwaters)), 5.0)
         except Exception as exc:  # any failure means we cannot see the broker now
             if self._broker_ok:
                 log.warning("broker unreachable: %s", type(exc).__name__)
@@ -164,11 +174,26 @@ class SidecarBase:
             log.warning("broker reachable again after %.1fs", time.monotonic() - self._broker_lost)
             self._broker_lost = None
         self._broker_ok = True
-        self.metrics.ready.set(1 if self.readiness()[0] else 0)
+        m = self.metrics
+        for partition in self.progress.retain(set(highwaters)):
+            families = (m.consumer_lag, m.consumer_stalled, m.consumer_committed, m.consumer_end)
+            for family in families:
+                with contextlib.suppress(KeyError):
+                    family.remove(str(partition))
+        before = set(self.progress.stalled)
         for partition, high in highwaters.items():
-            done = self._offsets.get(partition)
-            lag = high - (done + 1) if done is not None else high
-            self.metrics.consumer_lag.labels(str(partition)).set(max(lag, 0))
+            done = committed.get(partition)
+            state = self.progress.update(partition, done, high)
+            label = str(partition)
+            m.consumer_lag.labels(label).set(state.lag)
+            m.consumer_end.labels(label).set(high)
+            if done is not None:
+                m.consumer_committed.labels(label).set(done)
+            m.consumer_stalled.labels(label).set(1 if state.stalled else 0)
+            if state.stalled and partition not in before:
+                log.warning("partition %d stalled: lag %d, committed offset %s unmoved for %.0fs",
+                            partition, state.lag, done, self.progress.stall_after_s)  # fmt: skip
+        m.ready.set(1 if self.readiness()[0] else 0)
 
     async def _publish_alarm(self, alarm: AlarmEvent, force: bool = False) -> None:
         body = json.dumps(alarm.to_dict()).encode()
@@ -321,11 +346,18 @@ class SidecarBase:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, stop.set)
         s = self.settings
+        admin = s.server.admin  # actions only when enabled, always behind the bearer token
         actions = {"/drift/rebaseline": lambda: self._threadsafe(loop, self.rebaseline)}
         self.server = MetricsServer(
-            self.metrics.registry, self.readiness, s.server.host, s.server.port, actions
-        ).start()
+            self.metrics.registry, self.readiness, s.server.host, s.server.port,
+            actions if admin.enabled else None,
+            token=admin.token.get_secret_value() if admin.token is not None else None,
+            admin_host=admin.host, admin_port=admin.port,
+        ).start()  # fmt: skip
         log.info("serving /metrics on %s/metrics", self.server.url)
+        if admin.enabled:
+            where = self.server.admin_url or self.server.url
+            log.info("admin actions (bearer token) on %s: %s", where, ", ".join(actions))
         install_log_throttle()  # a broker outage must not flood the log (client libraries)
         loop_lag = asyncio.create_task(watch_loop_lag(self.metrics.registry))
         try:

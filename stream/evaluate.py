@@ -110,6 +110,8 @@ def _add_judged(record: EventRecord, result: JudgeResult, stats: JudgeStats) -> 
         if o.status == "scored" and o.score is not None:
             record.scores[o.metric] = float(o.score)
             record.judges[o.metric] = o.judge
+            if o.calibrated:
+                record.calibrated.append(o.metric)
         else:
             record.not_scored[o.metric] = o.status
     for call in distinct_calls(result.outcomes):

@@ -168,6 +168,9 @@ class InvalidEvent(Exception):
     """An event that cannot be processed; `reason` is a bounded machine code."""
 
     REASONS = (
+        "null_value",
+        "empty_value",
+        "undecodable_batch",
         "oversized",
         "invalid_utf8",
         "invalid_json",
@@ -183,9 +186,16 @@ class InvalidEvent(Exception):
         self.detail = detail
 
 
-def parse_event(raw: bytes | str, limits: EventLimits | None = None) -> Event:
-    """Parse one raw message into an Event or raise InvalidEvent."""
+def parse_event(raw: bytes | str | None, limits: EventLimits | None = None) -> Event:
+    """Parse one raw message into an Event or raise InvalidEvent.
+
+    A null value (a Kafka tombstone) and an empty value are invalid events with their own
+    reasons, not crashes: a topic may carry either whatever its producer intends."""
     limits = limits or _DEFAULT_LIMITS
+    if raw is None:
+        raise InvalidEvent("null_value", "the record value is null (a tombstone)")
+    if not raw:
+        raise InvalidEvent("empty_value", "the record value is empty")
     if len(raw) > limits.max_event_bytes:
         raise InvalidEvent(
             "oversized", f"event is {len(raw)} bytes, cap is {limits.max_event_bytes}"

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from detectors import Detection, Detector, create_detector
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
-from monitors.alarms import AlarmEvent
+from monitors.alarms import AlarmEvent, StreamKey
 from monitors.drift_monitor import DriftMonitor
 from stream.events import Event, InvalidEvent, parse_event
 from stream.sampler import Sampler
@@ -152,7 +152,9 @@ class Pipeline:
         if drift and settings.drift.enabled:
             try:
                 self.drift = DriftMonitor(
-                    settings.drift, metrics.cap_service if metrics is not None else None
+                    settings.drift,
+                    metrics.cap_service if metrics is not None else None,
+                    on_stream=self._declare_stream,
                 )
             except ValueError as exc:
                 raise ConfigError(f"drift.rate_detectors: {exc}") from None
@@ -160,7 +162,7 @@ class Pipeline:
             for det in self.detectors:
                 metrics.declare_detector(det.name, det.categories)
 
-    def process(self, raw: bytes | str) -> Result:
+    def process(self, raw: bytes | str | None) -> Result:
         m = self.metrics
         if m is not None:
             self._child(m.events, "consumed").inc()
@@ -230,6 +232,13 @@ class Pipeline:
                 self._child(m.dropped, decision.reason).inc()
         card["sampled"] = decision.sampled
         return (event, decision.reason) if decision.sampled else (None, None)
+
+    def _declare_stream(self, key: StreamKey) -> None:
+        """A new drift stream's alarm series start at 0: a raise is then a change that
+        Prometheus sees (`changes()`, the dashboard's alarm annotation)."""
+        if self.metrics is not None:
+            self.metrics.drift_alarm.labels(key.metric, key.detector, key.service)
+            self.metrics.drift_alarms.labels(key.metric, key.detector, key.service)
 
     def alarm(self, alarm: AlarmEvent) -> None:
         """Export one alarm transition: gauge/counter, OpenTelemetry event, one log line."""

@@ -7,13 +7,23 @@ The same names are used in the Helm values (`config:` block).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -25,9 +35,11 @@ from monitors.drift_monitor import DriftSettings
 from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings
 from stream.events import EventLimits
+from stream.progress import ProgressSettings
 from stream.sampler import SamplerSettings
 
 __all__ = [
+    "AdminSettings",
     "ConfigError",
     "DedupeSettings",
     "DetectorSettings",
@@ -60,6 +72,15 @@ class KafkaSettings(_Section):
     client_id: str = Field("ragpulse", description="Kafka client id")
     auto_offset_reset: Literal["earliest", "latest"] = Field(
         "earliest", description="where a new consumer group starts"
+    )
+    isolation_level: Literal["read_committed", "read_uncommitted"] = Field(
+        "read_committed",
+        description="read_committed: records of aborted transactions are never scored",
+    )
+    dlq_max_value_bytes: int = Field(
+        1_000_000,
+        ge=1024,
+        description="dead-letter values longer than this are cut (header keeps the size)",
     )
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
@@ -121,9 +142,61 @@ class LabelSettings(_Section):
         return v
 
 
+#: a bearer token: printable ASCII without spaces (what an HTTP header carries unchanged)
+_ADMIN_TOKEN = re.compile(r"[\x21-\x7e]{16,}")
+
+
+class AdminSettings(_Section):
+    """State-changing HTTP actions (POST /drift/rebaseline): off by default; enabled, every
+    request needs `Authorization: Bearer <token>`. With `port` they get a listener of their
+    own on `host` (loopback by default: reached by `kubectl port-forward` / `exec` only)."""
+
+    enabled: bool = Field(
+        False, description="serve POST actions (/drift/rebaseline); off: they answer 404"
+    )
+    token: SecretStr | None = Field(
+        None,
+        validate_default=True,
+        description="secret: bearer token the actions require, 16+ printable ASCII characters",
+    )
+    host: str = Field(
+        "127.0.0.1", description="listen address of the separate admin listener (with `port`)"
+    )
+    port: int | None = Field(
+        None, ge=0, le=65535, description="separate listener for the actions; null: server.port"
+    )
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        # never echo the value: the messages below name the field and the rule only
+        text = v.get_secret_value().strip() if v is not None else ""
+        if not text:
+            if info.data.get("enabled"):
+                raise ValueError(
+                    "required when server.admin.enabled is true"
+                    " (from a Secret; make one with `openssl rand -hex 32`)"
+                )
+            return None
+        if not _ADMIN_TOKEN.fullmatch(text):
+            raise ValueError("expected 16 or more printable ASCII characters, no spaces")
+        return SecretStr(text)
+
+
 class ServerSettings(_Section):
     host: str = Field("0.0.0.0", description="listen address of the HTTP endpoint")
     port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
+    admin: AdminSettings = Field(default_factory=AdminSettings)
+
+    @model_validator(mode="after")
+    def _admin_port_differs(self) -> ServerSettings:
+        admin = self.admin
+        if admin.enabled and admin.port and admin.port == self.port:
+            raise ValueError(
+                "server.admin.port must differ from server.port"
+                " (leave it null to serve the actions on server.port)"
+            )
+        return self
 
 
 class DedupeSettings(_Section):
@@ -148,6 +221,7 @@ class Settings(BaseSettings):
     labels: LabelSettings = Field(default_factory=LabelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    progress: ProgressSettings = Field(default_factory=ProgressSettings)
     drift: DriftSettings = Field(default_factory=DriftSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)

@@ -12,10 +12,11 @@ producer, commits and returns 0. `engine: aiokafka` is the batch engine of
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from exporters import Metrics
-from stream.engine_base import SidecarBase, dlq_headers
+from stream.engine_base import Headers, SidecarBase, dlq_headers
+from stream.fetch_guard import FetchGuard, SkippedBatch, undecodable
 from stream.kafka_config import faust_credentials
 from stream.settings import Settings
 
@@ -66,6 +67,7 @@ class Sidecar(SidecarBase):
             "value_serializer": "raw",
         }
         source = app.topic(k.input_topic, **raw)
+        self._input = k.input_topic
         self._topics = {
             name: app.topic(name, **raw) for name in (k.scores_topic, k.dlq_topic, k.alarms_topic)
         }
@@ -76,7 +78,7 @@ class Sidecar(SidecarBase):
                 self._offsets[msg.partition] = msg.offset
                 result = self.pipeline.process(event.value)
                 await self.route(result, event.key, event.value, msg.topic, msg.partition,
-                                 msg.offset)  # fmt: skip
+                                 msg.offset, msg.headers or ())  # fmt: skip
 
         app.agent(source, name="ragpulse.detect")(detect)
         return app
@@ -85,14 +87,68 @@ class Sidecar(SidecarBase):
         self,
         topic: str,
         key: bytes | None,
-        value: bytes,
-        headers: list[tuple[str, bytes]] | None = None,
+        value: bytes | None,
+        headers: Headers | None = None,
         force: bool = False,
     ) -> Any:
         # inside the agent, faust attaches the record to the current offset
-        return await self._topics[topic].send(key=key, value=value, headers=headers, force=force)
+        sent = cast(Any, headers)  # header values may be null, as Kafka allows
+        return await self._topics[topic].send(key=key, value=value, headers=sent, force=force)
+
+    def _guard_fetches(self) -> None:
+        """faust's consumer thread fetches through FetchGuard: a batch that does not decode
+        is skipped, dead-lettered and counted, as on the aiokafka engine, and its offsets
+        become a faust gap, committed with the next record acked after them."""
+        thread: Any = getattr(self.app.consumer, "_thread", None)
+        if thread is None or getattr(thread, "_ragpulse_guarded", False):
+            return
+        fetch = thread._fetch_records
+        guards: dict[int, FetchGuard] = {}
+
+        async def guarded(
+            consumer: Any,
+            active: Any,
+            timeout: float | None = None,  # noqa: ASYNC109 (faust's own signature)
+            max_records: int | None = None,
+        ) -> Any:
+            guard = guards.get(id(consumer))
+            if guard is None:
+                guard = guards[id(consumer)] = FetchGuard(consumer)
+            try:
+                batch = await fetch(consumer, active, timeout=timeout, max_records=max_records)
+            except Exception as exc:
+                if not undecodable(exc):
+                    raise
+                batch = await guard.careful(max_records or 1000, exc, active)
+                for skip in guard.take_skipped():  # on faust's thread: hand over to our loop
+                    if self._loop is not None:
+                        self._loop.call_soon_threadsafe(self._skipped, skip)
+            guard.note(batch)
+            return batch
+
+        thread._fetch_records = guarded
+        thread._ragpulse_guarded = True
+        create, level = thread._create_worker_consumer, self.settings.kafka.isolation_level
+
+        def create_consumer(transport: Any) -> Any:  # faust reads committed only in EOS mode
+            consumer = create(transport)
+            consumer._isolation_level = level  # read by the fetcher aiokafka builds at start
+            return consumer
+
+        thread._create_worker_consumer = create_consumer
+
+    def _skipped(self, skip: SkippedBatch) -> None:
+        async def record() -> None:
+            await self.skip_batch(skip)
+            from faust.types import TP
+
+            tp = TP(skip.topic, skip.partition)
+            await self.app.consumer._add_gap(tp, skip.first_offset, skip.next_offset)  # type: ignore[attr-defined]
+
+        self._track(record())
 
     async def _engine_start(self) -> None:
+        self._guard_fetches()
         await self.app.start()
 
     async def _engine_stop(self) -> None:
@@ -112,6 +168,11 @@ class Sidecar(SidecarBase):
         assigned = [tp for tp in consumer.assignment() if tp.topic == topic]
         highwaters = await consumer.highwaters(*assigned)
         return {tp.partition: high for tp, high in highwaters.items()}
+
+    async def _committed(self, partitions: list[int]) -> dict[int, int | None]:
+        # what faust last committed to the group (its consumer lives on another thread)
+        done: dict[Any, int | None] = getattr(self.app.consumer, "_committed_offset", {})
+        return {tp.partition: done.get(tp) for tp in list(done) if tp.topic == self._input}
 
 
 def build_sidecar(settings: Settings, metrics: Metrics) -> SidecarBase:

@@ -8,7 +8,10 @@ that event (vocabulary of DESIGN.md / the detectors) or the malformed kind.
 Two services are simulated, about half each: ``earnings-qa`` (questions over filings of
 invented companies) and ``it-support`` (cases answered from KB articles); ~30% of
 conversations have 2-4 turns. Failure modes are injected at low rates in the
-``baseline`` phase; the ``degraded`` phase (prompt ``v1.5-degraded``) raises false
+``baseline`` phase, below the ceilings of the generated alert rules (healthy traffic does
+not page: PII leaks ~0.35 % of a service's turns against 1 %, every other mode ~3 % or
+less against 5 %, malformed messages 0.5 % against the 1 % dead-letter ceiling); the
+``degraded`` phase (prompt ``v1.5-degraded``) raises false
 rejections (x4), training-cutoff excuses (x3) and invented identifiers (x4) and lowers
 answer quality. Which failure an index gets is decided by a low-discrepancy (Weyl)
 sequence over the message index, so rates are stable over any window; everything
@@ -124,6 +127,9 @@ SQRT2 = math.sqrt(2) - 1
 
 # Per-domain probability of each injection "mode" (baseline). Modes without a failure:
 # unl_refusal (refusal on an unlabelled answerable query), reject_ok (correct refusal).
+# Keep every failure mode's share of a service's turns well below its alert ceiling
+# (exporters/rules.py FailureModeAlert: pii_leak 1 %, most others 5 %), so that only the
+# degraded phase alerts (tests/stream/test_traffic.py checks every 1,000-turn window).
 RATES: dict[str, dict[str, float]] = {
     "earnings": {
         "fr": 0.024,
@@ -131,10 +137,10 @@ RATES: dict[str, dict[str, float]] = {
         "reject_ok": 0.050,
         "fa": 0.022,
         "cutoff": 0.026,
-        "advice": 0.042,
-        "prediction": 0.040,
+        "advice": 0.030,
+        "prediction": 0.030,
         "pdr": 0.016,
-        "pii": 0.014,
+        "pii": 0.003,
         "citation": 0.024,
         "invented": 0.0,
         "no_use": 0.021,
@@ -149,9 +155,9 @@ RATES: dict[str, dict[str, float]] = {
         "advice": 0.0,
         "prediction": 0.0,
         "pdr": 0.030,
-        "pii": 0.028,
+        "pii": 0.002,
         "citation": 0.020,
-        "invented": 0.044,
+        "invented": 0.032,
         "no_use": 0.021,
         "quote_para": 0.018,
     },
@@ -175,7 +181,7 @@ def generate(
     seed: int = 7,
     phase: Phase = "baseline",
     start_index: int = 0,
-    malformed_rate: float = 0.01,
+    malformed_rate: float = 0.005,
 ) -> Iterator[Generated]:
     """Yield messages start_index .. start_index+n-1 of the (seed, phase) stream."""
     if phase not in ("baseline", "degraded"):
@@ -467,7 +473,7 @@ def _turn(
         elif d.reject_kind == "advice" and rng.random() < 0.5:
             post.append(Seg(pick(rng, ADVICE).format(**v)))
             truth.append("financial_advice")
-        elif d.reject_kind == "other_customer" and rng.random() < 0.4:
+        elif d.reject_kind == "other_customer" and rng.random() < 0.15:  # rare: a pii_leak
             post.append(Seg(_pii_sentence(rng, d, sources, it_only_contact=True)))
             truth.append("pii_leak")
     elif mode == "cutoff":

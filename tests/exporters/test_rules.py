@@ -91,6 +91,8 @@ def healthy() -> dict[str, str]:
         ),
         f'ragpulse_consumer_lag{{{POD}, partition="0"}}': gauge((3, STEPS + 1)),
         f'ragpulse_consumer_lag{{{POD}, partition="1"}}': gauge((5, STEPS + 1)),
+        f'ragpulse_consumer_stalled{{{POD}, partition="0"}}': gauge((0, STEPS + 1)),
+        f'ragpulse_consumer_stalled{{{POD}, partition="1"}}': gauge((0, STEPS + 1)),
         f"ragpulse_ready{{{POD}}}": gauge((1, STEPS + 1)),
         f'ragpulse_drift_alarm{{{POD}, metric="faithfulness", detector="adwin", service="it-support"}}': (  # noqa: E501
             gauge((0, STEPS + 1))
@@ -297,6 +299,28 @@ SCENARIOS: list[tuple[str, dict[str, str], dict[str, list[dict[str, Any]]]]] = [
             ]
         },
     ),
+    (
+        "partition stalled",
+        with_(**{'ragpulse_consumer_stalled|partition="1"': gauge((0, 140), (1, STEPS - 139))}),
+        {
+            "RagpulseConsumerStalled": [
+                alert(
+                    "RagpulseConsumerStalled",
+                    {**DEPLOY, "partition": "1", "severity": "ticket"},
+                    "Partition 1 has lag but its committed offset does not move",
+                    "Partition 1 of the input topic has messages waiting while the group's"
+                    " committed offset has stood still (progress.stall_after_s), for 5m: its"
+                    " events are not being scored, even if the replica reads ready.",
+                )
+            ]
+        },
+    ),
+    # a stall shorter than `for` (a blip): not an alert
+    (
+        "partition stalled briefly",
+        with_(**{'consumer_stalled|partition="0"': gauge((0, 140), (1, 3), (0, STEPS - 142))}),
+        {},
+    ),
     # far behind but catching up: not an alert
     ("lag high but draining", with_(**{'consumer_lag|partition="0"': ramp(60000, -200, 1)}), {}),
     (
@@ -430,7 +454,8 @@ def test_score_regression_needs_floor_and_own_seven_day_level(tmp_path: Path) ->
         ],
     }
     # only this alert's rules: seven days of evaluations of all of them take long
-    others = ["drift", "critical_gate", "judge_errors", "consumer_lag", "no_events"]
+    others = ["drift", "critical_gate", "judge_errors", "consumer_lag", "consumer_stalled"]
+    others += ["no_events"]
     others += ["failure_modes", "dead_letters", "not_ready"]
     only = AlertSettings.model_validate({name: {"enabled": False} for name in others})
     assert "SUCCESS" in run_tests(tmp_path, render_rule_groups(only), [group], "5m")
@@ -479,7 +504,7 @@ def test_prometheus_rule_object_holds_the_same_checked_groups(tmp_path: Path) ->
     assert obj["spec"] == render_rule_groups(AlertSettings())
     dumped = yaml.safe_load(to_yaml(obj))
     (tmp_path / "extracted.yaml").write_text(yaml.safe_dump(dumped["spec"]))
-    assert "SUCCESS: 28 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
+    assert "SUCCESS: 29 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
     assert "namespace" not in render_prometheus_rule(AlertSettings(), "x")["metadata"]
 
 

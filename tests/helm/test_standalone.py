@@ -104,6 +104,13 @@ def test_rendered_config_is_accepted_by_ragpulse_settings(
     assert settings.kafka.bootstrap_servers == "k-0:9092,k-1:9092"
     assert settings.log_level == "DEBUG"
     assert settings.server.port == 9108
+    assert settings.progress.readiness, "standalone: a stalled partition is not ready"
+
+
+def test_stall_readiness_follows_an_explicit_value(chart: helm.Chart) -> None:
+    values = {"config": {"progress": {"readiness": False, "stall_after_s": 300}}}
+    config = yaml.safe_load(one(render(chart, values), "ConfigMap")["data"]["config.yaml"])
+    assert config["progress"] == {"readiness": False, "stall_after_s": 300}
 
 
 def test_config_change_rolls_the_pods(chart: helm.Chart) -> None:

@@ -76,6 +76,22 @@ def test_bad_config_fails_at_start_naming_the_field() -> None:
     assert b"kafka.auto_offset_reset" in proc.stderr
 
 
+def test_admin_enabled_without_a_token_fails_at_start_naming_the_field() -> None:
+    proc = _run("run", env={"RAGPULSE_SERVER__ADMIN__ENABLED": "true"})
+    assert proc.returncode == 2
+    assert b"server.admin.token (RAGPULSE_SERVER__ADMIN__TOKEN)" in proc.stderr
+
+
+def test_config_print_masks_the_admin_token() -> None:
+    token = "adm1n-t0ken-0123456789abcdef"
+    env = {"RAGPULSE_SERVER__ADMIN__ENABLED": "true", "RAGPULSE_SERVER__ADMIN__TOKEN": token}
+    for fmt in ("yaml", "json"):
+        proc = _run("config", "--print", "--format", fmt, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert token.encode() not in proc.stdout + proc.stderr
+        assert proc.stdout.count(b"**********") == 1, proc.stdout
+
+
 def test_score_offline_ignores_the_live_budget_unless_asked(tmp_path: Path) -> None:
     events, out = tmp_path / "events.jsonl", tmp_path / "scores.jsonl"
     assert main(["traffic", "-n", "30", "-o", str(events), "--seed", "3"]) == 0

@@ -30,6 +30,7 @@ SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 RAW = "the quarterly figures for Quillfeather Holdings"  # plain raw text, no PII
 SENSITIVE = (EMAIL, PHONE, CARD, SECRET, "zoe.quill", "7946 0958", "4242", "Quillfeather")
 JUDGE_KEY, SASL_PASSWORD = "sk-judge-0123456789abcdef", "sasl-pw-fedcba9876543210"
+ADMIN_TOKEN = "admin-tok-5e4d3c2b1a09f8e7d6c5"
 
 
 def _events(n: int) -> list[tuple[bytes | None, bytes]]:
@@ -65,6 +66,8 @@ def test_sidecar_metrics_and_logs_hold_no_pii_or_secrets(
         "RAGPULSE_JUDGE__API_KEY": JUDGE_KEY,
         "RAGPULSE_KAFKA__SASL_PASSWORD": SASL_PASSWORD,
         "RAGPULSE_KAFKA__SASL_USERNAME": "ragpulse",
+        "RAGPULSE_SERVER__ADMIN__ENABLED": "true",
+        "RAGPULSE_SERVER__ADMIN__TOKEN": ADMIN_TOKEN,
         **engine_env(),
     }
     sc = sidecar_factory(topics, **env).start(tmp_path)
@@ -72,6 +75,7 @@ def test_sidecar_metrics_and_logs_hold_no_pii_or_secrets(
     m = sc.wait_consumed(len(messages))
     assert sample(m, "ragpulse_events_total", outcome="scored") == 40
     assert sample(m, "ragpulse_detector_hits_total", detector="pii", category="payment_card") == 40
+    import urllib.error
     import urllib.request
 
     with urllib.request.urlopen(sc.url + "/metrics", timeout=5) as resp:
@@ -80,11 +84,24 @@ def test_sidecar_metrics_and_logs_hold_no_pii_or_secrets(
     labels = {v for (_, lbls) in m for _, v in lbls}
     assert all(len(v) <= 64 for v in labels), sorted(labels, key=len)[-3:]
     consume_all(sc.bootstrap, topics.dlq, 2)  # both dead letters went out
+    for token, code in ((ADMIN_TOKEN[:-1], 401), (ADMIN_TOKEN, 200)):  # refused, then accepted
+        req = urllib.request.Request(
+            sc.url + "/drift/rebaseline",
+            method="POST",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=15) as resp:
+                assert resp.status == code
+        except urllib.error.HTTPError as exc:
+            assert exc.code == code
     assert sc.terminate() == 0
     log = sc.output()
     assert "serving /metrics" in log  # the log was captured
+    assert "refused POST /drift/rebaseline" in log and "admin: POST /drift/rebaseline" in log
     assert _leaks(log) == []
     assert JUDGE_KEY not in log and SASL_PASSWORD not in log
+    assert ADMIN_TOKEN[:-1] not in log  # neither the token nor a wrong guess
 
 
 def test_score_cli_stderr_holds_no_pii(tmp_path: Path) -> None:

@@ -77,3 +77,63 @@ def test_configuration_doc_lists_every_setting() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
     missing = [row for row in settings_reference() if row not in doc]
     assert missing == [], "regenerate with `ragpulse config --reference`"
+
+
+ADMIN_TOKEN = "adm1n-t0ken-0123456789abcdef"
+
+
+def test_admin_actions_are_off_by_default() -> None:
+    admin = load_settings().server.admin
+    assert admin.enabled is False and admin.token is None
+    assert (admin.host, admin.port) == ("127.0.0.1", None)
+
+
+def test_admin_enabled_without_token_fails_naming_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("server:\n  admin:\n    enabled: true\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg)
+    assert "server.admin.token (RAGPULSE_SERVER__ADMIN__TOKEN)" in str(info.value)
+    assert "required when server.admin.enabled is true" in str(info.value)
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__TOKEN", "   ")  # blank counts as missing
+    with pytest.raises(ConfigError, match=r"server\.admin\.token"):
+        load_settings(cfg)
+
+
+def test_admin_enabled_in_yaml_token_from_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How the Helm chart does it: `enabled` in config.yaml, the token from a Secret."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("server:\n  port: 9200\n  admin:\n    enabled: true\n    port: 9201\n")
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__TOKEN", ADMIN_TOKEN + "\n")  # newline stripped
+    s = load_settings(cfg)
+    assert s.server.port == 9200 and s.server.admin.port == 9201
+    assert s.server.admin.token is not None
+    assert s.server.admin.token.get_secret_value() == ADMIN_TOKEN
+    assert ADMIN_TOKEN not in str(s.masked()) and ADMIN_TOKEN not in repr(s)
+    assert s.masked()["server"]["admin"]["token"] == "**********"
+
+
+@pytest.mark.parametrize("token", ["short-token", "has a space 0123456789", "ünïcode-0123456789"])
+def test_admin_token_must_be_a_long_header_safe_string(
+    token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__ENABLED", "true")
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__TOKEN", token)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "server.admin.token" in str(info.value)
+    assert token not in str(info.value)  # a bad secret is not echoed either
+
+
+def test_admin_port_must_differ_from_the_metrics_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__TOKEN", ADMIN_TOKEN)
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__ENABLED", "true")
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__PORT", "9108")
+    with pytest.raises(ConfigError, match=r"server\.admin\.port must differ from server\.port"):
+        load_settings()
+    monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__PORT", "9109")
+    assert load_settings().server.admin.port == 9109

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from exporters.rules import AlertSettings
 from stream.events import InvalidEvent, parse_event
 from stream.traffic import (
     FAILURE_MODES,
@@ -112,7 +113,8 @@ def test_valid_events_pass_parse_event(
 
 def test_malformed_messages_fail_with_the_right_reason(baseline: list[Generated]) -> None:
     bad = [it for it in baseline if it.malformed is not None]
-    assert 0.006 <= len(bad) / len(baseline) <= 0.014
+    # 0.5 % by default: half the dead-letter alert's 1 % ceiling (healthy traffic)
+    assert 0.003 <= len(bad) / len(baseline) <= 0.007
     assert {it.malformed for it in bad} == set(MALFORMED_KINDS)
     for it in bad:
         assert b"\n" not in it.raw and it.truth == []
@@ -137,6 +139,9 @@ def test_every_failure_mode_appears_at_least_five_times(baseline: list[Generated
 
 def test_baseline_rates_are_realistic(baseline: list[Generated]) -> None:
     rates = _rates(baseline)
+    # PII leaks page at 1 % of a service's turns (RagpulseFailureModeRateHigh): a healthy
+    # service stays well under it (about 0.35 % over 20,000 messages)
+    assert 0.002 <= rates.pop("pii_leak") <= 0.006
     assert {m: r for m, r in rates.items() if not 0.015 <= r <= 0.04} == {}
     valid = [it for it in baseline if it.malformed is None]
     assert sum(1 for it in valid if not it.truth) / len(valid) >= 0.74
@@ -154,10 +159,44 @@ def test_degraded_phase_raises_three_rates(
         "training_cutoff_excuse",
         "invented_identifier",
     }:
+        if mode == "pii_leak":  # ~15 in 3,000 turns: too few for a two-sided ratio
+            assert worse[mode] <= 1.6 * base[mode] and worse[mode] < 0.005
+            continue
         assert 0.6 <= worse[mode] / base[mode] <= 1.6, mode
     versions = {ev["prompt_version"] for _, ev in _valid(degraded)}
     assert versions == {"v1.5-degraded"}
     assert {ev["prompt_version"] for _, ev in _valid(baseline)} == {"v1.4"}
+
+
+def _max_window_share(flags: list[bool], size: int) -> float:
+    """The highest share of True among `size` consecutive flags."""
+    window = best = sum(flags[:size])
+    for i in range(size, len(flags)):
+        window += flags[i] - flags[i - size]
+        best = max(best, window)
+    return best / size
+
+
+def test_baseline_rates_stay_below_the_alert_ceilings() -> None:
+    """Healthy traffic does not alert: in every 1,000 consecutive turns of a service (the
+    least the end-to-end Prometheus test judges a window on; the default 10m window holds
+    ~7,500 at the demo's 25 events/s) each injected failure mode's share stays below its
+    RagpulseFailureModeRateHigh ceiling, and in every 1,000 consecutive messages the
+    malformed share below RagpulseDeadLetterRatioHigh's. The first 6,000 messages of seed 7:
+    the stream `ragpulse demo` replays from its start."""
+    alerts = AlertSettings()
+    ceilings = alerts.failure_modes.ceilings
+    items = list(generate(6000, seed=7))
+    over = {}
+    for service in ("earnings-qa", "it-support"):
+        turns = [it.truth for it, ev in _valid(items) if ev["service"] == service]
+        for mode in FAILURE_MODES:
+            share = _max_window_share([mode in t for t in turns], 1000)
+            if share >= ceilings.get(mode, alerts.failure_modes.default_ceiling):
+                over[(service, mode)] = share
+    assert over == {}
+    malformed = _max_window_share([it.malformed is not None for it in items], 1000)
+    assert malformed < alerts.dead_letters.ceiling
 
 
 # ------------------------------------------------------------------ shape of the traffic

@@ -18,6 +18,12 @@ Call with (dict "ctx" <ragpulse chart context> "sidecar" <bool>); renders one li
     - name: ragpulse-http
       containerPort: {{ $port }}
       protocol: TCP
+    {{- with include "ragpulse.adminPort" $ }}
+    # admin actions (bearer token); reachable from the network only if admin.host is not loopback
+    - name: ragpulse-admin
+      containerPort: {{ . }}
+      protocol: TCP
+    {{- end }}
   env:
     - name: RAGPULSE_CONFIG
       value: /etc/ragpulse/config.yaml
@@ -38,6 +44,13 @@ Call with (dict "ctx" <ragpulse chart context> "sidecar" <bool>); renders one li
         secretKeyRef:
           name: {{ .existingSecret | quote }}
           key: {{ .judgeApiKeyKey | quote }}
+    {{- end }}
+    {{- if .adminTokenKey }}
+    - name: RAGPULSE_SERVER__ADMIN__TOKEN
+      valueFrom:
+        secretKeyRef:
+          name: {{ include "ragpulse.adminTokenSecret" $ | quote }}
+          key: {{ .adminTokenKey | quote }}
     {{- end }}
     {{- end }}
     {{- with $.Values.extraEnv }}

@@ -56,6 +56,70 @@ app.kubernetes.io/component: {{ .Values.mode }}
 {{- dig "server" "port" 9108 (.Values.config | default dict) | int }}
 {{- end }}
 
+{{/* "true" when the admin actions are on (config.server.admin.enabled), else "". */}}
+{{- define "ragpulse.adminEnabled" -}}
+{{- if dig "server" "admin" "enabled" false (.Values.config | default dict) }}true{{ end }}
+{{- end }}
+
+{{/* The separate admin port (config.server.admin.port) when the actions are on and have
+one; "" when they are off or share the metrics port. */}}
+{{- define "ragpulse.adminPort" -}}
+{{- if include "ragpulse.adminEnabled" . }}
+{{- $port := dig "server" "admin" "port" nil (.Values.config | default dict) }}
+{{- if not (kindIs "invalid" $port) }}{{ $port | int }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding the admin token: secrets.adminTokenSecret, else secrets.existingSecret. */}}
+{{- define "ragpulse.adminTokenSecret" -}}
+{{- .Values.secrets.adminTokenSecret | default .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/* Namespaces allowed to scrape: networkPolicy.metrics.namespaceSelector when set, else the
+namespace named networkPolicy.metrics.namespace, else ({}) every namespace. */}}
+{{- define "ragpulse.metricsNamespaceSelector" -}}
+{{- $m := .Values.networkPolicy.metrics }}
+{{- if $m.namespaceSelector }}
+{{- toYaml $m.namespaceSelector }}
+{{- else if $m.namespace }}
+matchLabels:
+  kubernetes.io/metadata.name: {{ $m.namespace | quote }}
+{{- else }}
+{}
+{{- end }}
+{{- end }}
+
+{{/*
+NetworkPolicy ingress rules for the ragpulse ports (a YAML list): config.server.port from
+networkPolicy.metrics, the admin actions (their own port, else the metrics port) from
+networkPolicy.admin.from, then networkPolicy.extraIngress. Used by the standalone policy
+and, in sidecar mode, by "ragpulse.sidecar.networkPolicyIngress".
+*/}}
+{{- define "ragpulse.networkPolicyIngress" -}}
+{{- $np := .Values.networkPolicy }}
+{{- $port := include "ragpulse.httpPort" . }}
+- ports:
+    - port: {{ $port }}
+      protocol: TCP
+  from:
+    - namespaceSelector:
+        {{- include "ragpulse.metricsNamespaceSelector" . | nindent 8 }}
+      {{- with $np.metrics.podSelector }}
+      podSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- if and (include "ragpulse.adminEnabled" .) $np.admin.from }}
+- ports:
+    - port: {{ include "ragpulse.adminPort" . | default $port }}
+      protocol: TCP
+  from:
+    {{- toYaml $np.admin.from | nindent 4 }}
+{{- end }}
+{{- with $np.extraIngress }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
 {{/* The drain deadline after SIGTERM (config.shutdown_timeout_s, default 20). */}}
 {{- define "ragpulse.shutdownTimeout" -}}
 {{- dig "shutdown_timeout_s" 20 (.Values.config | default dict) | float64 }}
@@ -77,7 +141,17 @@ app.kubernetes.io/component: {{ .Values.mode }}
 
 {{/* config.yaml as rendered into the ConfigMap (also hashed into a pod annotation). */}}
 {{- define "ragpulse.configYaml" -}}
-{{- toYaml (.Values.config | default dict) }}
+{{- $config := deepCopy (.Values.config | default dict) }}
+{{- if eq .Values.mode "standalone" }}
+{{- /* standalone: a stalled partition takes the replica out of readiness (not in sidecar
+mode, where it would take the RAG pod out of its Service); an explicit value wins */}}
+{{- $progress := get $config "progress" | default dict }}
+{{- if not (hasKey $progress "readiness") }}
+{{- $_ := set $progress "readiness" true }}
+{{- end }}
+{{- $_ := set $config "progress" $progress }}
+{{- end }}
+{{- toYaml $config }}
 {{- end }}
 
 {{- define "ragpulse.configChecksum" -}}
@@ -102,6 +176,25 @@ ragpulse.io/sidecar
 {{- end }}
 {{- if and (or .Values.secrets.kafkaSaslPasswordKey .Values.secrets.judgeApiKeyKey) (not .Values.secrets.existingSecret) }}
 {{- fail "secrets.kafkaSaslPasswordKey / secrets.judgeApiKeyKey name keys of a Secret: set secrets.existingSecret to its name" }}
+{{- end }}
+{{- $server := get $config "server" | default dict }}
+{{- $admin := dict }}
+{{- if kindIs "map" $server }}{{ $admin = get $server "admin" | default dict }}{{ end }}
+{{- if and (kindIs "map" $admin) (hasKey $admin "token") }}
+{{- fail "config.server.admin.token must not be set in values: the chart never renders secrets. Put the token into a Secret and set secrets.adminTokenKey (and secrets.adminTokenSecret or secrets.existingSecret)" }}
+{{- end }}
+{{- if and .Values.secrets.adminTokenKey (not (include "ragpulse.adminTokenSecret" .)) }}
+{{- fail "secrets.adminTokenKey names a key of a Secret: set secrets.adminTokenSecret (or secrets.existingSecret) to its name" }}
+{{- end }}
+{{- if include "ragpulse.adminEnabled" . }}
+{{- $fromEnv := false }}
+{{- range .Values.extraEnv }}{{ if eq .name "RAGPULSE_SERVER__ADMIN__TOKEN" }}{{ $fromEnv = true }}{{ end }}{{ end }}
+{{- if not (or .Values.secrets.adminTokenKey $fromEnv .Values.extraEnvFrom) }}
+{{- fail "config.server.admin.enabled needs a bearer token: set secrets.adminTokenKey to its key in a Secret (secrets.adminTokenSecret, or secrets.existingSecret), which becomes RAGPULSE_SERVER__ADMIN__TOKEN" }}
+{{- end }}
+{{- if eq (include "ragpulse.adminPort" .) (include "ragpulse.httpPort" .) }}
+{{- fail "config.server.admin.port must differ from config.server.port (leave it unset to serve the actions on the metrics port)" }}
+{{- end }}
 {{- end }}
 {{- $_ := include "ragpulse.terminationGracePeriodSeconds" . }}
 {{- if eq .Values.mode "standalone" }}

@@ -14,6 +14,11 @@ call each template with the subchart's context, `.Subcharts.ragpulse`:
         {{- include "ragpulse.sidecar.containers" .Subcharts.ragpulse | nindent 8 }}
       volumes: {{- include "ragpulse.sidecar.volumes" .Subcharts.ragpulse | nindent 8 }}
 
+and, in the RAG service's own NetworkPolicy for those pods (this chart renders none in
+sidecar mode: the pod and its policy belong to the RAG service):
+
+  ingress: {{- include "ragpulse.sidecar.networkPolicyIngress" .Subcharts.ragpulse | nindent 4 }}
+
 Exactly one of initContainers / containers renders the ragpulse container, chosen by
 `sidecar.native`. Full example: helm/examples/rag-service.
 */}}
@@ -56,4 +61,11 @@ Exactly one of initContainers / containers renders the ragpulse container, chose
 {{/* Pod annotations: roll the pods when the ragpulse config changes. */}}
 {{- define "ragpulse.sidecar.podAnnotations" -}}
 checksum/ragpulse-config: {{ include "ragpulse.configChecksum" . }}
+{{- end }}
+
+{{/* Ingress rules for the ragpulse ports (networkPolicy.metrics / admin / extraIngress),
+for the RAG service's own NetworkPolicy: a YAML list to append to its `ingress`. */}}
+{{- define "ragpulse.sidecar.networkPolicyIngress" -}}
+{{- include "ragpulse.sidecar.check" . }}
+{{- include "ragpulse.networkPolicyIngress" . }}
 {{- end }}
