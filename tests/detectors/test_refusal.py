@@ -260,6 +260,13 @@ def test_structural_cutoffs(text: str, pattern_id: str) -> None:
 
 # near misses of the structures above: none of them is a refusal or a cutoff excuse
 STRUCTURAL_NEAR_MISSES = [
+    # first-person idioms and ordinary statements (a review's near misses, 2026-11-26)
+    "I shouldn't run into any issues with that upgrade.",
+    "I can't change the past, but going forward the new policy applies from March.",
+    "I won't name names, but two teams missed the deadline.",
+    "I stay out of the office on Fridays.",
+    "I can't check in until 3pm according to the hotel policy.",
+    "My knowledge of Python stops at the basics.",
     "I couldn't agree more: rotate the keys monthly.",
     "I couldn't resist sending the extra chart of monthly totals.",
     "I'll pass your request on to the facilities team.",
