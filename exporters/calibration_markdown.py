@@ -25,6 +25,7 @@ _HEAD = [
     "Pearson r",
     "Spearman rho",
     "MAE",
+    "ECE",
     "threshold",
     "",
 ]
@@ -51,9 +52,34 @@ def _row(metric: str, judge: str, r: Mapping[str, Any], target: float | None) ->
         _corr(r["pearson"]),
         _corr(r["spearman"]),
         num(r["mae"]),
+        num(r.get("ece")),
         f"{r['threshold']:g}",
         verdict,
     ]
+
+
+def _reliability(report: Mapping[str, Any]) -> list[str]:
+    """Reliability diagrams as tables: per bin of the score, the share of items the humans
+    call good (a calibrated score reads the same as that share)."""
+    out = [
+        "## Reliability (score read as the probability that the turn is fine)",
+        "",
+        "ECE = expected calibration error over 10 equal-width score bins.",
+        "",
+    ]
+    for metric, judges in report["metrics"].items():
+        for judge, r in judges.items():
+            bins = [b for b in r.get("reliability") or [] if b["n"]]
+            if not bins:
+                continue
+            out += [f"**{metric}** (`{judge}`), ECE {num(r.get('ece'))}", ""]
+            rows = [
+                [f"{b['lo']:g}-{b['hi']:g}", str(b["n"]), num(b["mean_score"]),
+                 num(b["good_share"])]
+                for b in bins
+            ]  # fmt: skip
+            out += [*md_table(Table(["score bin", "n", "mean score", "good share"], rows)), ""]
+    return out
 
 
 def _confusions(report: Mapping[str, Any]) -> list[str]:
@@ -116,5 +142,6 @@ def render_calibration_markdown(report: Mapping[str, Any]) -> str:
         out += ["## Panel agreement", "", f"`{a}` against `{b}` (the second as reference).", ""]
         prow = [_row(m, f"{a} vs {b}", r, None) for m, r in panel["metrics"].items()]
         out += [*md_table(Table(_HEAD, prow)), ""]
+    out += _reliability(report)
     out += ["## Confusion matrices", "", *_confusions(report)]
     return "\n".join(out).rstrip() + "\n"

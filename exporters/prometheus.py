@@ -151,6 +151,15 @@ class Metrics:
         self.metric_mean = Gauge(
             "ragpulse_metric_mean", "Rolling mean judge score", ["metric", "window"], registry=r
         )
+        # which judge and which scale stand behind a metric's scores: a calibrated embedded
+        # probability is never read as an LLM judge's verdict share without saying so
+        self.metric_scale = Gauge(
+            "ragpulse_metric_scale_info",
+            "1 for each (metric, judge, scale) that produced scores; scale is 'calibrated'"
+            " (a probability that the turn is fine) or 'judge' (the judge's own scale)",
+            ["metric", "judge", "scale"],
+            registry=r,
+        )
         self.gate_pass_ratio = Gauge(
             "ragpulse_gate_pass_ratio",
             "Share of judged events passing the gate (base/stratum-sampled turns only)",

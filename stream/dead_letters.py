@@ -1,9 +1,11 @@
 """Dead-letter records: the source record's bytes, key and headers, plus why and where.
 
 Kafka-Connect-style error headers follow the source record's own headers (kept as they
-came, null values included). A value longer than `kafka.dlq_max_value_bytes` is cut to
-that length, with `ragpulse.error.value_bytes` keeping the original size: a record the
-producer cannot send would stop the stream.
+came, null values included). A dead letter is kept within `kafka.dlq_max_value_bytes`,
+key and headers included, because a record the producer cannot send would stop the
+stream: the value is cut first (`ragpulse.error.value_bytes` keeps its size); a key over
+1 KiB is cut (`ragpulse.error.key_bytes`) and the source headers are dropped
+(`ragpulse.error.headers_dropped` counts them) only when they alone do not fit.
 """
 
 from __future__ import annotations
@@ -36,20 +38,44 @@ def dlq_headers(
     ]
 
 
+_KEY_CAP = 1024
+_OVERHEAD = 256  # headers ragpulse may still append, and record framing
+
+
+def _size(headers: Headers) -> int:
+    return sum(len(k) + len(v or b"") for k, v in headers)
+
+
 def _capped(value: bytes | None, cap: int, headers: Headers) -> bytes | None:
     if value is None or len(value) <= cap:
         return value
     headers.append(("ragpulse.error.value_bytes", str(len(value)).encode()))
-    return bytes(value[:cap])
+    return bytes(value[: max(cap, 0)])
+
+
+def _fit(
+    key: bytes | None, value: bytes | None, headers: Headers, n_source: int, cap: int
+) -> tuple[bytes | None, bytes | None, Headers]:
+    """Key, value and headers of a dead letter within `cap` bytes in all."""
+    if len(key or b"") + _size(headers) + _OVERHEAD > cap:
+        if key is not None and len(key) > _KEY_CAP:
+            headers.append(("ragpulse.error.key_bytes", str(len(key)).encode()))
+            key = bytes(key[:_KEY_CAP])
+        if len(key or b"") + _size(headers) + _OVERHEAD > cap and n_source:
+            headers = headers[n_source:]
+            headers.append(("ragpulse.error.headers_dropped", str(n_source).encode()))
+    room = cap - len(key or b"") - _size(headers) - _OVERHEAD
+    return key, _capped(value, room, headers), headers
 
 
 def dead_letter(
-    result: Result, value: bytes | None, topic: str, partition: int, offset: int,
-    source: Iterable[Any], cap: int,
-) -> tuple[bytes | None, Headers]:  # fmt: skip
-    """Value and headers of the dead letter of one invalid record."""
-    headers = dlq_headers(result, topic, partition, offset, source)
-    return _capped(value, cap, headers), headers
+    result: Result, key: bytes | None, value: bytes | None, topic: str, partition: int,
+    offset: int, source: Iterable[Any], cap: int,
+) -> tuple[bytes | None, bytes | None, Headers]:  # fmt: skip
+    """Key, value and headers of the dead letter of one invalid record."""
+    pairs = list(source.items() if isinstance(source, Mapping) else source)
+    headers = dlq_headers(result, topic, partition, offset, pairs)
+    return _fit(key, value, headers, len(pairs), cap)
 
 
 def skipped_batch_letter(skip: SkippedBatch, cap: int) -> tuple[bytes, Headers]:
@@ -58,4 +84,4 @@ def skipped_batch_letter(skip: SkippedBatch, cap: int) -> tuple[bytes, Headers]:
     result = Result("invalid", reason="undecodable_batch", detail=why)
     headers = dlq_headers(result, skip.topic, skip.partition, skip.first_offset)
     headers.append(("ragpulse.source.next_offset", str(skip.next_offset).encode()))
-    return _capped(skip.raw, cap, headers) or b"", headers
+    return _capped(skip.raw, cap - _size(headers) - _OVERHEAD, headers) or b"", headers

@@ -127,8 +127,8 @@ class SidecarBase:
             if result.judge_event is not None:
                 self._submit(result.judge_event, result.sample_reason or "base")
         elif result.outcome == "invalid":
-            value, dlq = dead_letter(result, value, topic, partition, offset, headers,
-                                     k.dlq_max_value_bytes)  # fmt: skip
+            key, value, dlq = dead_letter(result, key, value, topic, partition, offset,
+                                          headers, k.dlq_max_value_bytes)  # fmt: skip
             await self._send(k.dlq_topic, key, value, dlq)
             self.metrics.events.labels("dead_lettered").inc()
 
@@ -162,7 +162,6 @@ class SidecarBase:
     async def refresh_lag(self) -> None:
         try:
             highwaters = await asyncio.wait_for(self._highwaters(), 5.0)
-            committed = await asyncio.wait_for(self._committed(sorted(highwaters)), 5.0)
         except Exception as exc:  # any failure means we cannot see the broker now
             if self._broker_ok:
                 log.warning("broker unreachable: %s", type(exc).__name__)
@@ -174,6 +173,11 @@ class SidecarBase:
             log.warning("broker reachable again after %.1fs", time.monotonic() - self._broker_lost)
             self._broker_lost = None
         self._broker_ok = True
+        try:  # the group coordinator may be slow while the broker answers: keep what we had
+            committed = await asyncio.wait_for(self._committed(sorted(highwaters)), 5.0)
+        except Exception as exc:
+            log.warning("committed offsets unavailable: %s", type(exc).__name__)
+            committed = {p: self.progress.committed(p) for p in highwaters}
         m = self.metrics
         for partition in self.progress.retain(set(highwaters)):
             families = (m.consumer_lag, m.consumer_stalled, m.consumer_committed, m.consumer_end)
@@ -185,7 +189,11 @@ class SidecarBase:
             done = committed.get(partition)
             state = self.progress.update(partition, done, high)
             label = str(partition)
-            m.consumer_lag.labels(label).set(state.lag)
+            if state.lag is None:  # nothing committed yet: no lag sample, as in the admin tools
+                with contextlib.suppress(KeyError):
+                    m.consumer_lag.remove(label)
+            else:
+                m.consumer_lag.labels(label).set(state.lag)
             m.consumer_end.labels(label).set(high)
             if done is not None:
                 m.consumer_committed.labels(label).set(done)

@@ -8,14 +8,17 @@ has already moved past them.
 
 :class:`FetchGuard` wraps `getmany`. On such an error it
 
-1. puts every assigned partition back where delivery stopped: after the last record it
-   returned, else at the group's committed offset;
+1. puts every assigned partition back where delivery stopped: the later of the record
+   after the last one it returned and the group's committed offset (a partition that a
+   rebalance takes meanwhile is left alone);
 2. steps through each partition one record at a time, so a failure loses nothing, and
    returns the good records;
 3. when a partition fails at offset *p*, reads the raw batch at *p* with one Fetch
    request. If those bytes really do not decode, it moves the partition past the batch
    and reports a :class:`SkippedBatch` (offsets and raw bytes, for the dead-letter
-   topic). If they decode, the error was not about the bytes, and it is raised again.
+   topic). If they decode, or cannot be read whole, the error was not about these bytes:
+   the partition waits a second and the next fetch tries again. Nothing here ends the
+   process; a failure that persists shows as a stalled partition.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ log = logging.getLogger(__name__)
 
 _RAW_FETCH_BYTES = 8 * 1024 * 1024  # one raw Fetch: enough for the batch at the offset
 _PROBE_MS = 500  # careful mode: wait this long for a partition's first record
+_RETRY_S = 1.0  # a batch that cannot be judged now: the partition waits this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +94,8 @@ def _batch_at(raw: bytes, offset: int) -> tuple[int, int, bytes] | None:
         base = int.from_bytes(raw[pos : pos + 8], "big", signed=True)
         length = int.from_bytes(raw[pos + 8 : pos + 12], "big", signed=True)
         end = pos + 12 + length
-        if length <= 0 or end > len(raw):
-            return None  # a partial batch at the end of the response
+        if length < 15 or end > len(raw):
+            return None  # a partial batch at the end of the response, or no batch header
         chunk = raw[pos:end]
         # v2 batch: last offset delta at byte 23; v0/v1: a wrapper's offset is its last one
         last = base + int.from_bytes(chunk[23:27], "big", signed=True) if chunk[16] >= 2 else base
@@ -130,7 +134,13 @@ class FetchGuard:
         return batch
 
     def note(self, batch: Mapping[Any, list[Any]]) -> None:
-        """Records were handed on: delivery continues after the last of each partition."""
+        """Records were handed on: delivery continues after the last of each partition.
+        Partitions no longer assigned are forgotten (the faust engine has no revoke hook
+        here)."""
+        if self._next:
+            assigned = self._consumer.assignment()
+            for tp in [tp for tp in self._next if tp not in assigned]:
+                del self._next[tp]
         for tp, records in batch.items():
             if records:
                 self._next[TopicPartition(tp.topic, tp.partition)] = records[-1].offset + 1
@@ -146,51 +156,81 @@ class FetchGuard:
             (tp for tp in consumer.assignment() if wanted is None or tuple(tp) in wanted),
             key=lambda tp: (tp.topic, tp.partition),
         )
+        usable = []
         for tp in assigned:  # back to where delivery stopped: nothing unpacked is lost
-            nxt = self._next.get(tp)
-            if nxt is None:
-                with contextlib.suppress(Errors.IllegalOperation):  # no group: nothing committed
-                    nxt = await consumer.committed(tp)
-            if nxt is not None:
-                consumer.seek(tp, nxt)
+            try:
+                await self._rewind(tp)
+            except Errors.KafkaError as err:  # revoked meanwhile, or no coordinator now
+                log.warning("partition %d: cannot rewind (%s)", tp.partition, type(err).__name__)
+                continue
+            usable.append(tp)
         out: dict[TopicPartition, list[Any]] = {}
         budget = max_records
-        for tp in assigned:
-            wait = _PROBE_MS
-            while budget > 0 and tp in consumer.assignment():  # a rebalance may take it
-                pos = await consumer.position(tp)
-                try:
-                    got = await consumer.getmany(tp, timeout_ms=wait, max_records=1)
-                except Exception as again:
-                    if not undecodable(again):
-                        raise
-                    if not await self._skip(tp, pos, again):
-                        break  # the broker did not answer: the next fetch tries again
-                    wait = _PROBE_MS
-                    continue
-                records = got.get(tp, [])
-                if not records:
-                    break
-                out.setdefault(tp, []).extend(records)
-                self._next[tp] = records[-1].offset + 1
-                budget -= len(records)
-                wait = 0  # the rest of this fetch is buffered
+        for tp in usable:
+            try:
+                budget = await self._step(tp, budget, out)
+            except Errors.KafkaError as err:  # not about bytes: a rebalance took it, say
+                log.warning("partition %d: stepping stopped (%s)", tp.partition, type(err).__name__)
         return out
 
+    async def _rewind(self, tp: TopicPartition) -> None:
+        """Seek to the later of the last delivered record + 1 and the committed offset (a
+        delivery point kept from before a rebalance may be stale)."""
+        consumer = self._consumer
+        committed = None
+        with contextlib.suppress(Errors.IllegalOperation):  # no group: nothing committed
+            committed = await consumer.committed(tp)
+        known = [o for o in (self._next.get(tp), committed) if o is not None]
+        if known:
+            consumer.seek(tp, max(known))
+
+    async def _step(
+        self, tp: TopicPartition, budget: int, out: dict[TopicPartition, list[Any]]
+    ) -> int:
+        """One partition, one record at a time, skipping batches that do not decode."""
+        consumer, wait = self._consumer, _PROBE_MS
+        while budget > 0 and tp in consumer.assignment():  # a rebalance may take it
+            pos = await consumer.position(tp)
+            try:
+                got = await consumer.getmany(tp, timeout_ms=wait, max_records=1)
+            except Exception as again:
+                if not undecodable(again):
+                    raise
+                if not await self._skip(tp, pos, again):
+                    break  # nothing to skip now: the next fetch tries again
+                wait = _PROBE_MS
+                continue
+            records = got.get(tp, [])
+            if not records:
+                break
+            out.setdefault(tp, []).extend(records)
+            self._next[tp] = records[-1].offset + 1
+            budget -= len(records)
+            wait = 0  # the rest of this fetch is buffered
+        return budget
+
     async def _skip(self, tp: TopicPartition, pos: int, exc: Exception) -> bool:
-        """Move past the batch at `pos` if its bytes really do not decode (True)."""
+        """Move past the batch at `pos` if its bytes really do not decode (True).
+
+        Otherwise (False) the partition waits and the next fetch tries again: the process
+        never ends over a record, and a failure that persists shows as a stalled partition
+        (`ragpulse_consumer_stalled`)."""
         try:
             found = await self._raw_batch(tp, pos)
-        except Errors.KafkaError as err:  # a persistent failure shows as a stalled partition
+        except Errors.KafkaError as err:
             log.warning("cannot read the batch at offset %d: %s", pos, type(err).__name__)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(_RETRY_S)
             return False
-        if found is None:
-            raise exc  # no batch to blame at this offset: not about the bytes
+        why = None if found is None else _decode_error(found[2], self._check_crcs)
+        if found is None or why is None:  # no batch to blame, or it decodes: not the bytes
+            log.error(
+                "partition %d offset %d: %s while fetching, but the batch there %s; retrying",
+                tp.partition, pos, type(exc).__name__,
+                "could not be read whole" if found is None else "decodes",
+            )  # fmt: skip
+            await asyncio.sleep(_RETRY_S)
+            return False
         first, nxt, raw = found
-        why = _decode_error(raw, self._check_crcs)
-        if why is None:
-            raise exc  # the batch decodes: the error was not about these bytes
         first = max(first, pos)
         self._consumer.seek(tp, nxt)
         self._next[tp] = nxt

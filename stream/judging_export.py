@@ -117,6 +117,8 @@ class JudgeExporter:
             judge = o.judge or self.judge_name
             if o.status == "scored" and o.score is not None:
                 m.judge_requests.labels(judge, "ok").inc()
+                scale = "calibrated" if o.calibrated else "judge"
+                m.metric_scale.labels(o.metric, judge, scale).set(1)
             elif o.status == "judge_error":
                 m.judge_requests.labels(judge, "judge_error").inc()
                 m.judge_errors.labels(judge, o.reason or "internal_error").inc()

@@ -3,7 +3,8 @@
 Lag is what `kafka-consumer-groups --describe` shows: the partition's log-end offset
 (ListOffsets, latest) minus the group's committed offset. A partition is *stalled* when
 it has lag and its committed offset has not moved for `stall_after_s` seconds. An idle
-partition (no lag) is never stalled, and neither is a slow one that still commits.
+partition (no lag) is never stalled, and neither is a slow one that still commits, nor
+one the group has never committed (its lag is unknown).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class PartitionProgress:
     partition: int
     committed: int | None  # the group's committed offset (next offset to read)
     end: int  # log-end offset (high watermark)
-    lag: int
+    lag: int | None  # None while the group has committed nothing ("-" in the admin tools)
     stalled: bool
 
 
@@ -49,9 +50,11 @@ class ProgressTracker:
 
     def update(self, partition: int, committed: int | None, end: int) -> PartitionProgress:
         now = self._clock()
-        lag = max(end - (committed or 0), 0)
+        # no committed offset (a new group, or `latest` with nothing read yet): the lag is
+        # unknown, as `kafka-consumer-groups` shows it, and the partition is never stalled
+        lag = None if committed is None else max(end - committed, 0)
         last = self._since.get(partition)
-        if last is None or last[0] != committed or lag == 0:
+        if last is None or last[0] != committed or not lag:
             self._since[partition] = (committed, now)
             still = 0.0
         else:
@@ -67,6 +70,11 @@ class ProgressTracker:
             self._state.pop(p, None)
             self._since.pop(p, None)
         return gone
+
+    def committed(self, partition: int) -> int | None:
+        """The committed offset last seen for `partition`."""
+        state = self._state.get(partition)
+        return state.committed if state is not None else None
 
     @property
     def stalled(self) -> list[int]:

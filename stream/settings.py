@@ -80,7 +80,8 @@ class KafkaSettings(_Section):
     dlq_max_value_bytes: int = Field(
         1_000_000,
         ge=1024,
-        description="dead-letter values longer than this are cut (header keeps the size)",
+        description="a dead letter (key, value and headers) is kept within this many bytes:"
+        " the value is cut first (a header keeps its size)",
     )
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")

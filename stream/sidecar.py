@@ -143,7 +143,9 @@ class Sidecar(SidecarBase):
             from faust.types import TP
 
             tp = TP(skip.topic, skip.partition)
-            await self.app.consumer._add_gap(tp, skip.first_offset, skip.next_offset)  # type: ignore[attr-defined]
+            # faust's gap is inclusive of its last offset: the batch is first..next_offset - 1
+            last = skip.next_offset - 1
+            await self.app.consumer._add_gap(tp, skip.first_offset, last)  # type: ignore[attr-defined]
 
         self._track(record())
 

@@ -2,7 +2,8 @@
 
 A map is data: increasing breakpoints ``x`` (raw scores) and non-decreasing ``y``
 (probabilities), applied by linear interpolation (``numpy.interp``; flat beyond the
-ends). They are fitted offline (isotonic regression on the developer split,
+ends). They are fitted offline (Platt scaling, a logistic regression of the label on the
+raw score, on the developer split; isotonic regression was measured and not kept:
 ``python -m bench.quality.embedded_score_maps``) and shipped as JSON next to the judge
 (``embedded_score_maps.json``), so applying them needs numpy only — no scikit-learn in
 the sidecar.

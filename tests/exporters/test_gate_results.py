@@ -47,3 +47,21 @@ def test_population_turns_are_counted_boosted_and_unevaluated_ones_are_not() -> 
     assert boosted == 1.0
     ratio = _value(m, "ragpulse_gate_pass_ratio", gate="critical", window="1h")
     assert ratio == 0.5  # the per-replica gauge over the same population turns
+
+
+def test_scale_info_names_the_judge_and_whether_the_score_is_calibrated() -> None:
+    m = Metrics()
+    exporter = JudgeExporter("embedded-minilm-v1", m, OtelEvents(), {"1h": 3600.0}, lambda: 0.0)
+    calibrated = MetricOutcome(
+        "faithfulness", "scored", 0.9, judge="embedded-minilm-v1", calibrated=True, raw_score=0.5
+    )
+    llm = MetricOutcome("answer_relevance", "scored", 0.7, judge="gpt-4o-mini")
+    failed = MetricOutcome(
+        "context_relevance", "judge_error", judge="gpt-4o-mini", reason="timeout"
+    )
+    exporter.export("e1", JudgeResult("e1", "it-support", [calibrated, llm, failed], {}, "base"))
+    info = "ragpulse_metric_scale_info"
+    assert _value(m, info, metric="faithfulness", judge="embedded-minilm-v1", scale="calibrated")
+    assert _value(m, info, metric="answer_relevance", judge="gpt-4o-mini", scale="judge") == 1.0
+    assert _value(m, info, metric="faithfulness", judge="embedded-minilm-v1", scale="judge") is None
+    assert _value(m, info, metric="context_relevance", judge="gpt-4o-mini", scale="judge") is None

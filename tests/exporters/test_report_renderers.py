@@ -72,4 +72,7 @@ def test_calibration_markdown_lists_flagged_metrics_and_confusions() -> None:
     assert "1 metric/judge pair(s) below the κ target" in md
     assert "| faithfulness | j | 6 |" in md and "**below target**" in md
     assert "| good | 2 | 1 |" in md and "| bad | 0 | 3 |" in md
+    # ECE over 10 bins: (2 x |0.9 - 1| + 4 x |0.1 - 0.25|) / 6 = 0.133, with its diagram
+    assert "| 0.133 | 0.5 | **below target** |" in md and "ECE 0.133" in md
+    assert "| 0.1-0.2 | 4 | 0.100 | 0.250 |" in md and "| 0.9-1 | 2 | 0.900 | 1.000 |" in md
     assert json.loads(render_report(report, ".json"))["flagged"][0]["metric"] == "faithfulness"

@@ -78,3 +78,52 @@ def test_good_records_around_bad_batches_all_arrive_once(broker) -> None:  # typ
     offsets, spans, _ = asyncio.run(read(guarded=True))
     assert offsets == [0, 1, 2, 5, 6, 10, 11]
     assert spans == [crc, codec] == [(3, 5), (7, 10)]
+
+
+def test_batch_span_ignores_a_fragment_shorter_than_a_header() -> None:
+    fragment = (7).to_bytes(8, "big") + (3).to_bytes(4, "big") + b"abc"  # no batch header
+    assert _batch_at(fragment, 7) is None
+
+
+class _StubConsumer:
+    """Only what `_skip` touches; the bytes it judges are real aiokafka record batches."""
+
+    def __init__(self) -> None:
+        self.seeks: list[tuple[TopicPartition, int]] = []
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        self.seeks.append((tp, offset))
+
+
+def _good_batch(base: int) -> bytes:
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+    b = DefaultRecordBatchBuilder(2, 0, -1, -1, -1, -1, batch_size=1 << 20)
+    for i in range(3):
+        b.append(i, timestamp=None, key=None, value=b"v%d" % i, headers=[])
+    raw = b.build()
+    raw[0:8] = base.to_bytes(8, "big")  # base offset lives outside the CRC
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("found", ["decodes", "not_found"])
+def test_skip_never_raises_when_the_bytes_are_not_to_blame(
+    found: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetch error whose batch decodes, or cannot be read whole, is not about the bytes:
+    the partition waits and is retried (the process never ends over it), nothing skipped."""
+    import stream.fetch_guard as fg
+
+    monkeypatch.setattr(fg, "_RETRY_S", 0.0)
+    stub = _StubConsumer()
+    guard = FetchGuard(stub)  # type: ignore[arg-type]
+    raw = _good_batch(40)
+    assert _batch_at(raw, 41) == (40, 43, raw)
+
+    async def raw_batch(tp: TopicPartition, offset: int) -> tuple[int, int, bytes] | None:
+        return (40, 43, raw) if found == "decodes" else None
+
+    monkeypatch.setattr(guard, "_raw_batch", raw_batch)
+    tp = TopicPartition("t", 0)
+    moved = asyncio.run(guard._skip(tp, 40, Errors.CorruptRecordException("crc")))
+    assert moved is False and stub.seeks == [] and guard.take_skipped() == []

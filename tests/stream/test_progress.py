@@ -43,9 +43,15 @@ def test_committed_above_a_low_watermark_is_no_lag() -> None:
     assert t.update(0, 5002, 4979).lag == 0
 
 
-def test_nothing_committed_counts_the_whole_log_as_lag_and_retain_forgets() -> None:
-    t = ProgressTracker(1, Clock())
-    assert t.update(3, None, 42).lag == 42
+def test_nothing_committed_is_unknown_lag_never_stalled_and_retain_forgets() -> None:
+    """A group that has committed nothing (`latest` with no new traffic, say) has no lag to
+    judge, as `kafka-consumer-groups` shows "-": it must not page as stalled. A consumer
+    that never reads anything is RagpulseNoEvents' business."""
+    clock = Clock()
+    t = ProgressTracker(1, clock)
+    assert t.update(3, None, 42).lag is None
+    clock.now = 100
+    assert not t.update(3, None, 42).stalled and t.stalled == []
     assert t.retain({0}) == [3] and t.stalled == []
 
 
@@ -91,6 +97,10 @@ def test_refresh_exports_lag_stall_and_readiness() -> None:
     assert value("ragpulse_consumer_stalled", {"partition": "1"}) == 0
     assert sc.readiness() == (False, "stalled partitions [0]")
     assert value("ragpulse_ready") == 0
+    sc.done[1] = None  # nothing committed (yet): no lag sample, not stalled
+    asyncio.run(sc.refresh_lag())
+    assert value("ragpulse_consumer_lag", {"partition": "1"}) is None
+    assert value("ragpulse_consumer_stalled", {"partition": "1"}) == 0
     sc.ends = {1: 10}  # partition 0 revoked: its series go
     asyncio.run(sc.refresh_lag())
     assert value("ragpulse_consumer_lag", {"partition": "0"}) is None
@@ -105,3 +115,21 @@ def test_stall_stays_out_of_readiness_by_default() -> None:
     asyncio.run(sc.refresh_lag())
     assert m.registry.get_sample_value("ragpulse_consumer_stalled", {"partition": "0"}) == 1
     assert sc.readiness() == (True, "ok")
+
+
+def test_a_failing_committed_fetch_keeps_the_broker_ready_and_the_last_offsets() -> None:
+    """The group coordinator can be slow while the broker answers: readiness and the
+    committed offsets stay as they were (no "broker unreachable")."""
+    sc, m = _stub(readiness=True)
+    asyncio.run(sc.refresh_lag())
+
+    async def failing(partitions: list[int]) -> dict[int, int | None]:
+        raise TimeoutError
+
+    sc._committed = failing  # type: ignore[method-assign]
+    sc.ends = {0: 120, 1: 10}
+    asyncio.run(sc.refresh_lag())
+    assert sc.readiness() == (True, "ok")
+    value = m.registry.get_sample_value
+    assert value("ragpulse_consumer_committed_offset", {"partition": "0"}) == 40
+    assert value("ragpulse_consumer_lag", {"partition": "0"}) == 80
