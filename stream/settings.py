@@ -81,7 +81,9 @@ class KafkaSettings(_Section):
         1_000_000,
         ge=1024,
         description="a dead letter (key, value and headers) is kept within this many bytes:"
-        " the value is cut first (a header keeps its size)",
+        " the value is cut first (`ragpulse.error.value_bytes` keeps its size), then a key over"
+        " 1 KiB (`ragpulse.error.key_bytes`), then the source headers are dropped"
+        " (`ragpulse.error.headers_dropped`)",
     )
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from exporters import Metrics
 from stream.engine_base import Headers, SidecarBase, dlq_headers
 from stream.fetch_guard import FetchGuard, SkippedBatch, undecodable
-from stream.kafka_config import faust_credentials
+from stream.kafka_config import aiokafka_kwargs, faust_credentials
 from stream.settings import Settings
 
 if TYPE_CHECKING:  # faust (+14 MiB RSS) loads only for engine: faust
@@ -36,6 +36,7 @@ class Sidecar(SidecarBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.app = self._build_app()
+        self._admin: Any = None  # AIOKafkaAdminClient while running (lag probes)
 
     def _build_app(self) -> faust.App:
         import faust
@@ -150,11 +151,28 @@ class Sidecar(SidecarBase):
         self._track(record())
 
     async def _engine_start(self) -> None:
+        from aiokafka.admin import AIOKafkaAdminClient
+
         self._guard_fetches()
-        await self.app.start()
+        k = self.settings.kafka
+        # the group's committed offsets as a Kafka admin tool reads them (OffsetFetch), on
+        # our loop: faust's own record of what it committed changes even when a commit fails
+        self._admin = AIOKafkaAdminClient(**aiokafka_kwargs(k), client_id=f"{k.client_id}-lag")
+        await self._admin.start()
+        try:
+            await self.app.start()
+        except BaseException:
+            admin, self._admin = self._admin, None
+            await admin.close()
+            raise
 
     async def _engine_stop(self) -> None:
-        await self.app.stop()  # drains the agent, flushes, commits
+        try:
+            await self.app.stop()  # drains the agent, flushes, commits
+        finally:
+            admin, self._admin = self._admin, None
+            if admin is not None:
+                await admin.close()
 
     def _engine_failure(self) -> str | None:
         if self.app.should_stop or self.app.crashed:
@@ -172,9 +190,15 @@ class Sidecar(SidecarBase):
         return {tp.partition: high for tp, high in highwaters.items()}
 
     async def _committed(self, partitions: list[int]) -> dict[int, int | None]:
-        # what faust last committed to the group (its consumer lives on another thread)
-        done: dict[Any, int | None] = getattr(self.app.consumer, "_committed_offset", {})
-        return {tp.partition: done.get(tp) for tp in list(done) if tp.topic == self._input}
+        from aiokafka import TopicPartition
+
+        assert self._admin is not None
+        tps = [TopicPartition(self._input, p) for p in partitions]
+        got = await self._admin.list_consumer_group_offsets(
+            self.settings.kafka.group_id, partitions=tps
+        )
+        done = {tp.partition: meta.offset for tp, meta in got.items()}
+        return {p: done[p] if done.get(p, -1) >= 0 else None for p in partitions}
 
 
 def build_sidecar(settings: Settings, metrics: Metrics) -> SidecarBase:
