@@ -47,6 +47,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench-quality: $(VENV)/.installed  ## detector and judge accuracy on ../shared/datasets
 	$(BIN)/python -m bench.quality.xstest_refusal

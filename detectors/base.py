@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from stream.events import Event
-from stream.registry import Registry
+from stream.contract.events import Event
+from stream.contract.registry import Registry
 
 __all__ = [
     "Detection",

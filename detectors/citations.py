@@ -28,9 +28,9 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from detectors.base import Detection, register_detector
-from detectors.engine import compile_pattern, iter_matches
-from detectors.text import code_regions
-from stream.events import Event
+from detectors.lexical import code_regions
+from detectors.regex import compile_pattern, iter_matches
+from stream.contract.events import Event
 
 __all__ = ["CitationDetector", "normalize_marker"]
 

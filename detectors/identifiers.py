@@ -36,9 +36,9 @@ and ``max_identifiers`` (100) distinct identifiers checked per event.
 from __future__ import annotations
 
 from detectors.base import Detection, register_detector
-from detectors.engine import PatternSet, compile_pattern, iter_matches
-from detectors.text import fenced_blocks
-from stream.events import Event
+from detectors.lexical import fenced_blocks
+from detectors.regex import PatternSet, compile_pattern, iter_matches
+from stream.contract.events import Event
 
 __all__ = ["KINDS", "IdentifierDetector"]
 

@@ -37,8 +37,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from detectors.base import Detection, register_detector
-from detectors.engine import PatternSet, compile_pattern, iter_spans
-from stream.events import Event
+from detectors.regex import PatternSet, compile_pattern, iter_spans
+from stream.contract.events import Event
 
 __all__ = ["CATEGORIES", "IBAN_LENGTHS", "PiiDetector", "luhn_ok", "mod97_ok"]
 

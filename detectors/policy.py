@@ -54,9 +54,9 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
-from detectors.engine import PatternSet, compile_pattern, iter_spans
-from detectors.text import blank_quoted
-from stream.events import Event
+from detectors.lexical import blank_quoted
+from detectors.regex import PatternSet, compile_pattern, iter_spans
+from stream.contract.events import Event
 
 __all__ = [
     "BUILTIN_PACKS",

@@ -68,8 +68,8 @@ from pathlib import Path
 import yaml
 
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
-from detectors.engine import PatternSet, compile_pattern, iter_spans
-from stream.events import Event
+from detectors.regex import PatternSet, compile_pattern, iter_spans
+from stream.contract.events import Event
 
 __all__ = ["DECLINE_CATEGORIES", "DEFAULT_PACK", "RefusalDetector", "RefusalHit"]
 

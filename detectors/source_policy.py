@@ -41,9 +41,9 @@ from __future__ import annotations
 from itertools import compress, count
 
 from detectors.base import Detection, register_detector
-from detectors.engine import compile_pattern, iter_matches
-from detectors.text import BARRIER, blank_quoted, ngram_keys, word_span, words
-from stream.events import Chunk, Event
+from detectors.lexical import BARRIER, blank_quoted, ngram_keys, word_span, words
+from detectors.regex import compile_pattern, iter_matches
+from stream.contract.events import Chunk, Event
 
 __all__ = ["SourcePolicyDetector"]
 

@@ -19,11 +19,12 @@ from prometheus_client import (
 )
 
 from exporters.labels import LabelCap
+from stream.contract.scales import BAND_EDGES, GATES
 
 __all__ = ["EVENT_OUTCOMES", "GATE_TIERS", "Metrics", "ragpulse_version"]
 
 #: the gate tiers (`monitors.metrics.gates.GATES`; not imported: exporters load first)
-GATE_TIERS = ("critical", "quality", "diagnostic")
+GATE_TIERS = GATES
 
 # `*_created` series double the exposition size and no dashboard reads them
 disable_created_metrics()
@@ -145,7 +146,7 @@ class Metrics:
             "ragpulse_metric_score",
             "Judge scores in [0, 1]; bucket edges are the severity bands",
             ["metric"],
-            buckets=(0.30, 0.60, 0.85, 1.0),
+            buckets=(*BAND_EDGES, 1.0),
             registry=r,
         )
         self.metric_mean = Gauge(
@@ -180,7 +181,7 @@ class Metrics:
             "ragpulse_boosted_metric_score",
             "Judge scores of boosted turns (reason = the boost); not a traffic estimate",
             ["metric", "reason"],
-            buckets=(0.30, 0.60, 0.85, 1.0),
+            buckets=(*BAND_EDGES, 1.0),
             registry=r,
         )
         self.boosted_gate_results = Counter(

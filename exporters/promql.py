@@ -11,13 +11,14 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from stream.contract.scales import BAND_EDGES
+from stream.contract.scales import SEVERITY_BANDS as SCORE_BANDS
+
 if TYPE_CHECKING:
-    from exporters.rules import AlertSettings, _Alert
+    from exporters.alert_settings import AlertBase, AlertSettings
 
 __all__ = [
-    "DURATION_PATTERN",
     "JUDGE_ATTEMPTS",
-    "LABEL_PATTERN",
     "SEVERITY_BANDS",
     "RuleBuilder",
     "by",
@@ -31,17 +32,11 @@ JUDGE_ATTEMPTS = 'outcome=~"ok|judge_error"'
 
 #: severity bands of judge scores (DESIGN.md) as (name, lower `le`, upper `le`) of the
 #: `ragpulse_metric_score` histogram, whose buckets sit on the band edges
-SEVERITY_BANDS: tuple[tuple[str, str | None, str], ...] = (
-    ("severe", None, "0.3"),
-    ("moderate", "0.3", "0.6"),
-    ("minor", "0.6", "0.85"),
-    ("none", "0.85", "+Inf"),
+SEVERITY_BANDS: tuple[tuple[str, str | None, str], ...] = tuple(
+    (band, None if i == 0 else f"{BAND_EDGES[i - 1]:g}", f"{upper:g}" if upper < 1 else "+Inf")
+    for i, (upper, band) in enumerate(SCORE_BANDS)
 )
 
-#: a Prometheus duration such as 90s, 10m, 1h30m, 7d
-DURATION_PATTERN = r"^([0-9]+(ms|s|m|h|d|w|y))+$"
-#: label names, and the values ragpulse writes into matchers (metric, failure mode, gate)
-LABEL_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_]*$"
 
 _DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
@@ -93,7 +88,7 @@ class RuleBuilder:
         self,
         name: str,
         expr: str,
-        cfg: _Alert,
+        cfg: AlertBase,
         summary: str,
         description: str,
         severity: str | None = None,

@@ -12,9 +12,11 @@ matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from stream.contract.scales import BAND_EDGES
+
 __all__ = ["failure_mode_plot", "gate_plot", "score_distribution_plot"]
 
-_BAND_EDGES = (0.30, 0.60, 0.85)
+_BAND_EDGES = BAND_EDGES
 _BAND_COLOURS = ("#d62728", "#ff7f0e", "#bcbd22", "#2ca02c")
 
 

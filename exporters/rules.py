@@ -1,21 +1,21 @@
 """Prometheus alerting rules generated from configuration (`ragpulse rules export`).
 
-`AlertSettings` holds thresholds, `for` durations and severities; `render_rule_groups`
-turns it into a Prometheus rule file (`{"groups": [...]}`: one group, recording rules
-then alerts),
-`render_prometheus_rule` into a Prometheus Operator `PrometheusRule` object. Every alert
-carries a `severity` label, `summary` / `description` annotations and a `runbook_url`
-pointing at its section of docs/runbook.md. The PromQL lives in `exporters.promql`.
+`AlertSettings` (`exporters.alert_settings`) holds thresholds, `for` durations and
+severities; `render_rule_groups` turns it into a Prometheus rule file (`{"groups": [...]}`:
+one group, recording rules then alerts), `render_prometheus_rule` into a Prometheus
+Operator `PrometheusRule` object. Every alert carries a `severity` label, `summary` /
+`description` annotations and a `runbook_url` pointing at its section of docs/runbook.md.
+The PromQL lives in `exporters.promql`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from exporters.promql import DURATION_PATTERN, LABEL_PATTERN, RuleBuilder
+from exporters.alert_settings import ALERT_NAMES, AlertSettings
+from exporters.promql import RuleBuilder
 
 __all__ = [
     "ALERT_NAMES",
@@ -24,158 +24,6 @@ __all__ = [
     "render_rule_groups",
     "to_yaml",
 ]
-
-Duration = Annotated[str, Field(pattern=DURATION_PATTERN)]
-LabelName = Annotated[str, Field(pattern=LABEL_PATTERN)]
-Severity = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
-Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
-
-#: every alert ragpulse generates; docs/runbook.md has one section (anchor) per name
-ALERT_NAMES = (
-    "RagpulseDriftAlarm",
-    "RagpulseScoreRegression",
-    "RagpulseCriticalGateFailing",
-    "RagpulseJudgeErrorRatioHigh",
-    "RagpulseConsumerLagGrowing",
-    "RagpulseConsumerStalled",
-    "RagpulseNoEvents",
-    "RagpulseFailureModeRateHigh",
-    "RagpulseDeadLetterRatioHigh",
-    "RagpulseNotReady",
-)
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Alert(_Section):
-    enabled: bool = Field(True, description="generate this alert")
-    severity: Severity = Field("ticket", description="`severity` label (routing: page / ticket)")
-    for_duration: Duration = Field("15m", description="condition must hold this long (`for`)")
-
-
-class DriftAlert(_Alert):
-    for_duration: Duration = Field("1m", description="alarm must hold this long (`for`)")
-
-
-class ScoreRegressionAlert(_Alert):
-    severity: Severity = Field("page", description="`severity` label")
-    floors: dict[LabelName, Ratio] = Field(
-        default_factory=lambda: {
-            "faithfulness": 0.70,
-            "answer_relevance": 0.70,
-            "context_relevance": 0.60,
-            "s_final": 0.70,
-        },
-        description="judge metric -> floor of its rolling mean",
-    )
-    default_floor: Ratio = Field(0.60, description="floor for judge metrics not in `floors`")
-    margin: Ratio = Field(0.05, description="also required: mean below its own baseline by this")
-    window: Duration = Field("1h", description="rolling-mean window (from the score histogram)")
-    baseline_window: Duration = Field("7d", description="the metric's own level: mean over this")
-    min_samples: int = Field(30, ge=1, description="judged turns needed in `window` to alert")
-
-
-class GateAlert(_Alert):
-    severity: Severity = Field("page", description="`severity` label")
-    gates: list[LabelName] = Field(
-        default_factory=lambda: ["critical"],
-        min_length=1,
-        description="`gate` label values that are critical",
-    )
-    window: Duration = Field(
-        "1h", description="pass ratio over this window (increase of ragpulse_gate_results_total)"
-    )
-    floor: Ratio = Field(0.95, description="alert when the pass ratio is below this")
-    min_evaluations: int = Field(
-        30, ge=1, description="gate evaluations (judged turns) needed in `window` to alert"
-    )
-
-
-class JudgeErrorAlert(_Alert):
-    ceiling: Ratio = Field(0.20, description="judge_error / (ok + judge_error) above this")
-    window: Duration = Field("10m", description="rate window")
-    min_requests: int = Field(20, ge=1, description="judge calls needed in `window` to alert")
-
-
-class ConsumerLagAlert(_Alert):
-    for_duration: Duration = Field("10m", description="condition must hold this long (`for`)")
-    ceiling: int = Field(10_000, ge=0, description="summed lag (messages) above this ...")
-    growth_window: Duration = Field("15m", description="... and still growing over this window")
-
-
-class ConsumerStalledAlert(_Alert):
-    for_duration: Duration = Field(
-        "5m", description="stalled this long (`for`), after `progress.stall_after_s`"
-    )
-
-
-class NoEventsAlert(_Alert):
-    for_duration: Duration = Field("5m", description="condition must hold this long (`for`)")
-    silence: Duration = Field("15m", description="no message read for this long")
-
-
-class FailureModeAlert(_Alert):
-    for_duration: Duration = Field("10m", description="condition must hold this long (`for`)")
-    ceilings: dict[LabelName, Ratio] = Field(
-        default_factory=lambda: {
-            "pii_leak": 0.01,
-            "training_cutoff_excuse": 0.05,
-            "false_rejection": 0.10,
-        },
-        description="failure mode -> ceiling of its share of scored turns",
-    )
-    default_ceiling: Ratio = Field(0.05, description="ceiling for failure modes not in `ceilings`")
-    mode_severity: dict[LabelName, Severity] = Field(
-        default_factory=lambda: {"pii_leak": "page"},
-        description="failure mode -> severity, overriding `severity`",
-    )
-    window: Duration = Field("10m", description="rate window")
-    min_events: int = Field(100, ge=1, description="scored turns in `window` per service/version")
-
-
-class DeadLetterAlert(_Alert):
-    ceiling: Ratio = Field(0.01, description="dead_lettered / consumed above this")
-    window: Duration = Field("15m", description="rate window")
-    min_events: int = Field(100, ge=1, description="consumed messages needed in `window`")
-
-
-class NotReadyAlert(_Alert):
-    for_duration: Duration = Field("10m", description="not ready for this long (`for`)")
-
-
-class AlertSettings(_Section):
-    """Thresholds, `for` durations and severities of the generated Prometheus rules."""
-
-    runbook_base_url: str = Field(
-        "docs/runbook.md", description="where docs/runbook.md is published; #anchor is appended"
-    )
-    aggregate_by: list[LabelName] = Field(
-        default_factory=lambda: ["namespace", "job"],
-        description="target labels kept when summing over pods (one deployment = one alert)",
-    )
-    labels: dict[LabelName, str] = Field(
-        default_factory=dict, description="static labels added to every alert (e.g. team)"
-    )
-    drift: DriftAlert = Field(default_factory=DriftAlert)
-    score_regression: ScoreRegressionAlert = Field(default_factory=ScoreRegressionAlert)
-    critical_gate: GateAlert = Field(default_factory=GateAlert)
-    judge_errors: JudgeErrorAlert = Field(default_factory=JudgeErrorAlert)
-    consumer_lag: ConsumerLagAlert = Field(default_factory=ConsumerLagAlert)
-    consumer_stalled: ConsumerStalledAlert = Field(default_factory=ConsumerStalledAlert)
-    no_events: NoEventsAlert = Field(default_factory=NoEventsAlert)
-    failure_modes: FailureModeAlert = Field(default_factory=FailureModeAlert)
-    dead_letters: DeadLetterAlert = Field(default_factory=DeadLetterAlert)
-    not_ready: NotReadyAlert = Field(default_factory=NotReadyAlert)
-
-    @field_validator("labels")
-    @classmethod
-    def _reserved(cls, v: dict[str, str]) -> dict[str, str]:
-        clash = sorted({"severity", "alertname"} & set(v))
-        if clash:
-            raise ValueError(f"{clash} are set by ragpulse per alert")
-        return v
 
 
 def render_rule_groups(alerts: AlertSettings) -> dict[str, Any]:

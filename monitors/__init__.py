@@ -11,7 +11,7 @@ from monitors.drift import (
     create_drift_detector,
     register_drift_detector,
 )
-from monitors.drift_monitor import DriftMonitor, DriftSettings
+from monitors.drift.monitor import DriftMonitor, DriftSettings
 
 __all__ = [
     "AlarmEvent",

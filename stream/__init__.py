@@ -1,5 +1,9 @@
-"""Event models, Kafka and file sources, sinks, settings, the pipeline, the CLI and the demo."""
+"""ragpulse's stream side, in layers (docs/architecture.md):
 
-from stream.events import Event, EventLimits, InvalidEvent, parse_event
+- ``stream.contract``: the event contract every package shares (leaf; imports nothing of ours);
+- ``stream.runtime``: settings, the pipeline, the sampler, the engines and their parts;
+- ``stream.commands`` and ``stream.cli``: the command line on top;
+- ``stream.demo``: the demo world (traffic generator, embedded broker, ``ragpulse demo``).
 
-__all__ = ["Event", "EventLimits", "InvalidEvent", "parse_event"]
+This package imports nothing, so importing the contract pulls in nothing else.
+"""

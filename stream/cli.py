@@ -15,8 +15,9 @@ import yaml
 from exporters import Metrics
 from exporters.otel import setup_otel
 from exporters.prometheus import ragpulse_version
-from stream.eval_cli import add_calibrate_parser, add_eval_parser, cmd_calibrate, cmd_eval
-from stream.settings import ConfigError, Settings, load_settings, settings_reference
+from stream.commands.args import rate
+from stream.commands.eval import add_calibrate_parser, add_eval_parser, cmd_calibrate, cmd_eval
+from stream.runtime.settings import ConfigError, Settings, load_settings, settings_reference
 
 __all__ = ["main"]
 
@@ -33,7 +34,7 @@ def _setup_logging(level: str) -> None:
 
 
 def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    from stream.sidecar import build_sidecar
+    from stream.runtime.factory import build_sidecar
 
     setup_otel()
     metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
@@ -42,10 +43,10 @@ def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
-    from stream.filesource import open_input, open_output, score_stream
-    from stream.judging import build_judging
-    from stream.pipeline import Pipeline
-    from stream.sampler import Sampler
+    from stream.runtime.filesource import open_input, open_output, score_stream
+    from stream.runtime.judging_build import build_judging
+    from stream.runtime.pipeline import Pipeline
+    from stream.runtime.sampler import Sampler
 
     settings.judge.type = args.judge  # offline scoring judges only when asked to
     if args.sample_rate is not None:
@@ -121,7 +122,7 @@ def _cmd_dashboards(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
-    from stream.traffic import generate, write_jsonl, write_truth
+    from stream.demo import generate, write_jsonl, write_truth
 
     items = list(generate(args.count, seed=args.seed, phase=args.phase))
     write_jsonl(args.output, items)
@@ -129,13 +130,6 @@ def _cmd_traffic(settings: Settings, args: argparse.Namespace) -> int:
         write_truth(args.truth, items)
     print(f"ragpulse traffic: wrote {len(items)} messages to {args.output}", file=sys.stderr)
     return 0
-
-
-def _rate(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a rate between 0 and 1")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -155,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
         help="judge sampled events with: embedded, openai (judge.options) or none (default)",
     )
     s.add_argument(
-        "--sample-rate", type=_rate, help="share of conversations judged (default: sampling.rate)"
+        "--sample-rate", type=rate, help="share of conversations judged (default: sampling.rate)"
     )
     s.add_argument(
         "--budget",

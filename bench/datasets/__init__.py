@@ -1,7 +1,7 @@
 """Adapters from the labelled public data sets (``../shared/datasets``) to ragpulse events.
 
 Benchmark code, not product code. Each module turns one data set into ragpulse event
-dicts (``stream.events.Event``) following the mapping in the data set's README:
+dicts (``stream.contract.events.Event``) following the mapping in the data set's README:
 ``query`` ← the question / prompt, ``retrieved_context`` ← the passages / source /
 knowledge (one chunk per passage), ``response`` ← the answer / completion / summary.
 The gold labels ride in ``labels``:

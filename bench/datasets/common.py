@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.quality.judge_data import DATA, split_of
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = ["DATA", "SPLITS", "chunks", "event", "keep", "split_of", "validate"]
 

@@ -27,9 +27,9 @@ from typing import Any
 
 from monitors.judges.openai import OpenAIJudge
 from monitors.metrics.base import create_metric
-from stream.events import parse_event
-from stream.judging import JudgeResult, JudgeService
-from stream.traffic import generate
+from stream.contract.events import parse_event
+from stream.demo import generate
+from stream.runtime.judging import JudgeResult, JudgeService
 from tests.monitors.judges.fault_server import FaultServer, slow
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "judge_saturation.json"

@@ -24,10 +24,10 @@ from typing import Any
 from bench.perf.kafkabench import load_perf, save_perf
 from bench.perf.mdsection import machine, replace_section, spread
 from exporters import Metrics
-from stream.events import Event, EventLimits, InvalidEvent, _fast_parse, parse_event
-from stream.pipeline import Pipeline, scorecard
-from stream.settings import load_settings
-from stream.traffic import generate
+from stream.contract.events import Event, EventLimits, InvalidEvent, _fast_parse, parse_event
+from stream.demo import generate
+from stream.runtime.pipeline import Pipeline, scorecard
+from stream.runtime.settings import load_settings
 
 __all__ = ["main", "markdown", "run"]
 

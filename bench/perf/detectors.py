@@ -36,9 +36,9 @@ from bench.perf.naive_patterns import (
     pattern_table,
 )
 from detectors import Detector, create_detector, run_detectors
-from stream.events import Event, EventLimits, parse_event
-from stream.settings import DetectorSettings
-from stream.traffic import generate
+from stream.contract.events import Event, EventLimits, parse_event
+from stream.demo import generate
+from stream.runtime.settings import DetectorSettings
 
 __all__ = ["load_events", "markdown", "run"]
 

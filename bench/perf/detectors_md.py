@@ -49,7 +49,7 @@ def markdown(result: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in result["pattern_sets"].items())
         + "). Naive = the seed plan's style: each regex compiled with Python `re` "
         "(IGNORECASE where RE2 is case-insensitive), a Python loop of `re.search` per "
-        "pattern per response, first span of each hit. Engine = `detectors.engine`: one "
+        "pattern per response, first span of each hit. Engine = `detectors.regex`: one "
         "`re2.Set` pass per set, then `finditer` spans (up to 200) for the patterns that "
         "matched. Suite = all enabled detectors ("
         + ", ".join(result["detectors"])

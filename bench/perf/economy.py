@@ -35,7 +35,7 @@ from bench.perf.mdsection import machine, replace_section, spread, write_result
 from monitors.judges.openai import OpenAIJudge
 from monitors.judges.settings import BUNDLED_METRICS, DEFAULT_METRICS
 from monitors.metrics import create_metric
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = ["METRICS", "SEPARATE", "judge_turns", "markdown", "run", "summarise"]
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = ["canned_replies", "minimal_instance"]
 

@@ -1,7 +1,7 @@
 """Shared pieces of the Kafka benchmarks: the dataset, producing it, child stages, results.
 
-Every Kafka benchmark runs on the real embedded broker (`stream.broker.EmbeddedBroker`)
-on loopback with events from the bundled generator (`stream.traffic`, seed 7, 1 %
+Every Kafka benchmark runs on the real embedded broker (`stream.demo.EmbeddedBroker`)
+on loopback with events from the bundled generator (`stream.demo.traffic`, seed 7, 1 %
 malformed): a pool of distinct generated events is repeated with a unique event id per
 copy (`evt-...` + `.c<copy>`), so dedupe never drops a copy and the detectors see the
 generator's size distribution (3-8 chunks of 500-1,499 characters, ~7 KB per event).
@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from bench.perf.mdsection import ROOT, machine
-from stream.traffic import generate
+from stream.demo import generate
 
 __all__ = [
     "PERF_JSON",

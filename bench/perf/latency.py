@@ -27,8 +27,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from bench.perf.kafkabench import create_topic, dataset, save_perf
 from bench.perf.mdsection import machine, replace_section
 from bench.perf.sidecarproc import BenchSidecar, paced_produce
-from stream.broker import EmbeddedBroker
-from stream.events import InvalidEvent, parse_event
+from stream.contract.events import InvalidEvent, parse_event
+from stream.demo import EmbeddedBroker
 
 __all__ = ["main", "run"]
 

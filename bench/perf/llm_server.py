@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from stream.broker import free_port
+from stream.demo import free_port
 
 __all__ = ["GGUF", "CountingProxy", "Record", "llama_server", "smollm2_gguf"]
 

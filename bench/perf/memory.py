@@ -29,7 +29,7 @@ from typing import Any
 from bench.perf.kafkabench import create_topic, dataset, rss_mb, save_perf
 from bench.perf.mdsection import ROOT, machine, replace_section
 from bench.perf.sidecarproc import BenchSidecar, paced_produce
-from stream.broker import EmbeddedBroker
+from stream.demo import EmbeddedBroker
 
 __all__ = ["main", "run", "tracemalloc_top"]
 
@@ -43,11 +43,11 @@ def rss():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
 base = rss()
-import stream.cli, stream.sidecar, stream.engine_aiokafka, exporters
+import stream.cli, stream.runtime.engine_faust, stream.runtime.engine_aiokafka, exporters
 imported = rss()
-from stream.settings import load_settings
+from stream.runtime.settings import load_settings
 from exporters import Metrics
-from stream.sidecar import build_sidecar
+from stream.runtime.engine_faust import build_sidecar
 s = load_settings(judge={"type": "none"})
 build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
 built = rss()
@@ -59,9 +59,9 @@ import json, pickle, sys, tracemalloc
 with open(sys.argv[1], "rb") as fh:
     raws = pickle.load(fh)  # the input itself is not counted
 tracemalloc.start(25)
-from stream.settings import load_settings
+from stream.runtime.settings import load_settings
 from exporters import Metrics
-from stream.sidecar import build_sidecar
+from stream.runtime.engine_faust import build_sidecar
 s = load_settings(judge={"type": "none"})
 sc = build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
 for raw in raws:

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from detectors import identifiers
-from detectors.engine import PatternSet, iter_spans
 from detectors.pii import PiiDetector
 from detectors.policy import PolicyDetector
 from detectors.refusal import RefusalDetector
+from detectors.regex import PatternSet, iter_spans
 
 __all__ = [
     "ADVERSARIAL",

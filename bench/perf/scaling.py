@@ -22,7 +22,7 @@ from typing import Any
 from bench.perf.kafkabench import produce, save_perf
 from bench.perf.mdsection import machine, replace_section
 from bench.perf.sidecarproc import BenchSidecar
-from stream.broker import EmbeddedBroker
+from stream.demo import EmbeddedBroker
 
 __all__ = ["main", "run"]
 

@@ -17,7 +17,7 @@ from aiokafka import AIOKafkaProducer
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.perf.mdsection import ROOT
-from stream.broker import free_port
+from stream.demo import free_port
 
 __all__ = ["BenchSidecar", "paced_produce", "scrape_counter"]
 

@@ -87,9 +87,9 @@ async def raw(bootstrap: str, topic: str, n: int, parse: bool) -> dict[str, Any]
 
 async def pipeline(bootstrap: str, topic: str, n: int, engine: str, judge: str) -> dict[str, Any]:
     from exporters import Metrics
-    from stream.broker import free_port
-    from stream.settings import load_settings
-    from stream.sidecar import build_sidecar
+    from stream.demo import free_port
+    from stream.runtime.factory import build_sidecar
+    from stream.runtime.settings import load_settings
 
     t = uuid.uuid4().hex[:8]
     judge_cfg: dict[str, Any] = {"type": judge}

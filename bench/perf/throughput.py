@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.perf.kafkabench import produce, run_stage, save_perf, stats_of_pool
 from bench.perf.mdsection import machine, replace_section
-from stream.broker import EmbeddedBroker
+from stream.demo import EmbeddedBroker
 
 __all__ = ["STAGES", "main", "markdown", "run"]
 

@@ -39,8 +39,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from stream.pipeline import Pipeline
-from stream.settings import load_settings
+from stream.runtime.pipeline import Pipeline
+from stream.runtime.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 BLIND = ROOT / "bench" / "quality" / "blind" / "turns.jsonl"

@@ -54,8 +54,8 @@ from sklearn.metrics import (  # type: ignore[import-untyped]
 from bench.datasets import adapt
 from bench.datasets.faithbench import BASELINES
 from bench.quality.judge_data import faithbench, halueval, judge_fingerprint, ragtruth
+from monitors.judges.claims import split_sentences
 from monitors.judges.embedded import MiniLMJudge
-from monitors.judges.text import split_sentences
 
 _LOAD = (
     "import time; t = time.perf_counter(); from monitors.judges.embedded import MiniLMJudge; "

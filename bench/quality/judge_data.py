@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from detectors.engine import compile_pattern, iter_matches
+from detectors.regex import compile_pattern, iter_matches
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 SALT = "ragpulse-embedded-judge-v1"

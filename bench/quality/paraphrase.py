@@ -2,7 +2,7 @@
 
 Three kinds, no randomness, no model:
 
-* ``reorder``: the sentences (``monitors.judges.text.split_sentences``) rotated by one,
+* ``reorder``: the sentences (``monitors.judges.claims.split_sentences``) rotated by one,
   the first sentence moved to the end, joined with single spaces (a text of one sentence
   is left unchanged);
 * ``synonyms``: every whole-word occurrence of an entry of :data:`SYNONYMS` (a fixed
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from monitors.judges.text import split_sentences
+from monitors.judges.claims import split_sentences
 
 __all__ = ["KINDS", "SYNONYMS", "paraphrase"]
 

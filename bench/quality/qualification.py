@@ -46,7 +46,7 @@ from bench.quality.judge_data import judge_fingerprint
 from bench.quality.paraphrase import KINDS, paraphrase
 from monitors.judges.embedded import MiniLMJudge
 from monitors.metrics import create_metric
-from stream.events import Event
+from stream.contract.events import Event
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "qualification.json"
 D_TARGET, VR_TARGET = 0.4, 1.2

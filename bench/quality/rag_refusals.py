@@ -29,7 +29,7 @@ from typing import Any
 
 from bench.datasets import adapt
 from detectors.refusal import RefusalDetector
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "rag_refusals.json"
 CATS = ("refusal", "training_cutoff_excuse", "false_rejection")

@@ -2,7 +2,7 @@
 
     python -m bench.quality.sample_detectors [--count 10000] [--seed 7] [--phase baseline]
 
-Generates the seeded sample (stream.traffic), runs the same Pipeline as `ragpulse score`
+Generates the seeded sample (stream.demo.traffic), runs the same Pipeline as `ragpulse score`
 over it and compares each event's failure modes with the generator's ground truth.
 """
 
@@ -13,9 +13,9 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from stream.pipeline import Pipeline
-from stream.settings import Settings
-from stream.traffic import generate
+from stream.demo import generate
+from stream.runtime.pipeline import Pipeline
+from stream.runtime.settings import Settings
 
 __all__ = ["PR", "measure"]
 

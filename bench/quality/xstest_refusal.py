@@ -34,7 +34,7 @@ from typing import Any
 from bench.datasets import DATA, xstest
 from bench.datasets.xstest import MODELS, is_refusal
 from detectors.refusal import RefusalDetector
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "xstest_refusal.json"
 _LIMITS = EventLimits(max_text_chars=1_000_000)

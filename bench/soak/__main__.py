@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.soak.drive import Sidecar, produce_at_rate
 from bench.soak.report import plot, verdict
-from stream.broker import EmbeddedBroker
+from stream.demo import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
 

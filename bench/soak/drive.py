@@ -3,106 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
-from prometheus_client.parser import text_string_to_metric_families
 
-from stream.broker import free_port
-from stream.traffic import generate
+from bench.sidecar_process import SidecarProcess, Topics
+from stream.demo import generate
 
-__all__ = ["Sidecar", "Topics", "produce_at_rate"]
-
-ROOT = Path(__file__).resolve().parents[2]
-Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+__all__ = ["Sidecar", "produce_at_rate"]
 
 
-@dataclass
-class Topics:
-    input: str
-    group: str
+class Sidecar(SidecarProcess):
+    """The soak's sidecar: its own topics, a log file in the temp folder."""
 
-    @classmethod
-    def unique(cls) -> Topics:
-        t = uuid.uuid4().hex[:8]
-        return cls(f"soak-{t}", f"soak-{t}")
+    def __init__(self, bootstrap: str, extra_env: dict[str, str] | None = None) -> None:
+        super().__init__(bootstrap, Topics.unique("soak"), dict(extra_env or {}))
 
-
-@dataclass
-class Sidecar:
-    bootstrap: str
-    extra_env: dict[str, str] = field(default_factory=dict)
-    topics: Topics = field(default_factory=Topics.unique)
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def start(self, timeout: float = 90.0) -> Sidecar:
-        t = self.topics.input
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
-        env.update(
-            {
-                "RAGPULSE_KAFKA__BOOTSTRAP_SERVERS": self.bootstrap,
-                "RAGPULSE_KAFKA__INPUT_TOPIC": t,
-                "RAGPULSE_KAFKA__DLQ_TOPIC": f"{t}.dlq",
-                "RAGPULSE_KAFKA__SCORES_TOPIC": f"{t}.scores",
-                "RAGPULSE_KAFKA__ALARMS_TOPIC": f"{t}.alarms",
-                "RAGPULSE_KAFKA__STATE_TOPIC": f"{t}.state",
-                "RAGPULSE_KAFKA__GROUP_ID": self.topics.group,
-                "RAGPULSE_SERVER__HOST": "127.0.0.1",
-                "RAGPULSE_SERVER__PORT": str(self.port),
-                "RAGPULSE_JUDGE__TYPE": "none",
-                **self.extra_env,
-            }
-        )
+    def start(self, timeout: float = 90.0) -> Sidecar:  # type: ignore[override]
         log = Path(tempfile.gettempdir()) / f"ragpulse-soak-{self.topics.group}.log"
-        with log.open("wb") as fh:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "stream.cli", "run"],
-                env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
-            )  # fmt: skip
-        print(f"sidecar pid {self.proc.pid}, log {log}", file=sys.stderr)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"sidecar exited at start: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2):
-                    return self
-            except OSError:
-                time.sleep(0.5)
-        raise RuntimeError(f"sidecar not ready in {timeout}s")
-
-    def metrics(self) -> Metrics:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            text = r.read().decode()
-        out: Metrics = {}
-        for fam in text_string_to_metric_families(text):
-            for s in fam.samples:
-                out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-        return out
-
-    def terminate(self, timeout: float = 60.0) -> int:
-        assert self.proc is not None
-        self.proc.terminate()
-        return self.proc.wait(timeout)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        super().start(log, timeout)
+        print(f"sidecar pid {self.pid}, log {log}", file=sys.stderr)
+        return self
 
 
 async def produce_at_rate(bootstrap: str, topic: str, rate: float, duration: float) -> int:

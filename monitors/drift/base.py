@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from stream.registry import Registry
+from stream.contract.registry import Registry
 
 __all__ = [
     "BaseDriftDetector",

@@ -18,7 +18,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-from stream.registry import Registry
+from stream.contract.registry import Registry
 
 __all__ = [
     "JUDGE_ERROR_REASONS",

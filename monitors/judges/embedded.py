@@ -39,15 +39,15 @@ from typing import Any
 import numpy as np
 
 from monitors.judges.base import SupportResult, register_judge
-from monitors.judges.embedded_encoder import EmbeddedJudgeUnavailable, Encoder
-from monitors.judges.score_maps import ScoreMaps, load_score_maps
-from monitors.judges.text import (
+from monitors.judges.claims import (
     Grounding,
     context_index,
     ground,
     split_sentences,
     strip_citations,
 )
+from monitors.judges.embedded_encoder import EmbeddedJudgeUnavailable, Encoder
+from monitors.judges.score_maps import ScoreMaps, load_score_maps
 
 __all__ = [
     "Claim",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from monitors.judges.base import EmbeddedJudge, JudgeCall, LLMJudge
-from stream.events import Event
-from stream.registry import Registry
+from stream.contract.events import Event
+from stream.contract.registry import Registry
+from stream.contract.scales import SEVERITY_BANDS, severity
 
 __all__ = [
     "INPUTS",
@@ -28,23 +29,9 @@ __all__ = [
     "severity",
 ]
 
-#: (upper bound, band): severe 0.00-0.30, moderate 0.31-0.60, minor 0.61-0.85, none 0.86-1
-SEVERITY_BANDS: tuple[tuple[float, str], ...] = (
-    (0.30, "severe"),
-    (0.60, "moderate"),
-    (0.85, "minor"),
-    (1.00, "none"),
-)
 
 Input = Literal["query", "response", "context", "citations", "history_or_case"]
 INPUTS: tuple[str, ...] = ("query", "response", "context", "citations", "history_or_case")
-
-
-def severity(score: float) -> str:
-    for upper, band in SEVERITY_BANDS:
-        if score <= upper:
-            return band
-    return "none"
 
 
 @dataclass(frozen=True)

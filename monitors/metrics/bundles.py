@@ -42,7 +42,7 @@ from monitors.metrics.triad import (
     context_relevance_outcome,
     faithfulness_outcome,
 )
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = [
     "CitationPolicy",

@@ -23,7 +23,7 @@ from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, scored, skipped
 from monitors.metrics.prompts import PromptLimits, event_fields
 from monitors.metrics.triad import user_inputs
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = ["CRITERIA", "CaseAware", "CaseAwareVerdict", "CaseAwareWeights", "Criterion"]
 

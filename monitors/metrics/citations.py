@@ -25,14 +25,14 @@ from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, missing_inputs, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored, skipped
 from monitors.metrics.prompts import clip, format_context, tag
-from monitors.metrics.text import (
+from monitors.metrics.sentences import (
     find_markers,
     is_factual,
     looks_like_citation,
     sentences,
     strip_markers,
 )
-from stream.events import Chunk, Event
+from stream.contract.events import Chunk, Event
 
 __all__ = [
     "MAX_UNITS",

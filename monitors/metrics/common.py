@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from monitors.judges.base import CalibratedJudge, EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, missing_inputs
 from monitors.metrics.prompts import Prompt, PromptLimits, load_prompt
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = [
     "JUSTIFICATION_CHARS",

@@ -26,11 +26,11 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import cache
 from importlib.resources import files
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from monitors.metrics.base import MetricOutcome
+from stream.contract.scales import GATE_ACTIONS, GATES
 
 __all__ = [
     "GATES",
@@ -41,10 +41,6 @@ __all__ = [
     "evaluate_gates",
     "gate_failures",
 ]
-
-Gate = Literal["critical", "quality", "diagnostic"]
-GATES: tuple[Gate, ...] = ("critical", "quality", "diagnostic")
-GATE_ACTIONS = {"critical": "page", "quality": "warn", "diagnostic": "monitor"}
 
 
 class Threshold(BaseModel):

@@ -23,13 +23,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from detectors.text import BARRIER, blank_quoted
+from detectors.lexical import BARRIER, blank_quoted
 from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, scored
 from monitors.metrics.prompts import event_fields, format_context
-from monitors.metrics.text import sentences
-from stream.events import Chunk, Event
+from monitors.metrics.sentences import sentences
+from stream.contract.events import Chunk, Event
 
 __all__ = ["ChunkUse", "SourcePolicyUsage", "SourcePolicyVerdict"]
 

@@ -26,7 +26,7 @@ from monitors.judges.base import CalibratedJudge, EmbeddedJudge, JudgeCall, Judg
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored
 from monitors.metrics.prompts import PromptLimits, event_fields
-from stream.events import Event
+from stream.contract.events import Event
 
 __all__ = [
     "MAX_CLAIMS",

@@ -7,7 +7,7 @@ from typing import Any
 
 from detectors.base import create_detector
 from detectors.citations import CitationDetector, normalize_marker
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 CTX = [
     {"id": "c1", "content": "alpha"},

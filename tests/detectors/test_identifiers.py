@@ -9,7 +9,7 @@ import pytest
 
 from detectors.base import create_detector
 from detectors.identifiers import KINDS, IdentifierDetector
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 
 def _event(response: str, **extra: Any) -> Event:

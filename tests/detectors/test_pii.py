@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from detectors import create_detector
 from detectors.pii import CATEGORIES, MAX_HITS, PiiDetector, luhn_ok, mod97_ok
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 DETECTOR = PiiDetector()
 

@@ -18,7 +18,7 @@ from detectors.policy import (
     PolicyDetector,
     load_pack,
 )
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 DETECTOR = PolicyDetector()
 

@@ -9,7 +9,7 @@ import pytest
 
 from detectors.base import Detection, Detector
 from detectors.refusal import RefusalDetector
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 DET = RefusalDetector()
 

@@ -10,7 +10,7 @@ import pytest
 
 from detectors.base import create_detector
 from detectors.source_policy import SourcePolicyDetector
-from stream.events import Event, EventLimits
+from stream.contract.events import Event, EventLimits
 
 QUOTE = (
     "Refunds are issued within fourteen business days after the returned item has been "

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from stream.broker import free_port
+from stream.demo import free_port
 
 __all__ = [
     "Alertmanager",

@@ -3,11 +3,11 @@ that the critical-gate alert reads (pass ratio and number of evaluations)."""
 
 from __future__ import annotations
 
+from exporters.judge_metrics import JudgeExporter, JudgeResult
 from exporters.otel import OtelEvents
 from exporters.prometheus import GATE_TIERS, Metrics
 from monitors.metrics.base import MetricOutcome
 from monitors.metrics.gates import GATES
-from stream.judging_export import JudgeExporter, JudgeResult
 
 
 def _value(m: Metrics, name: str, **labels: str) -> float | None:

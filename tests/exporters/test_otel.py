@@ -8,8 +8,8 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
 from exporters.otel import EVENT_DRIFT_ALARM, OtelEvents
-from stream.pipeline import Pipeline
-from stream.settings import Settings
+from stream.runtime.pipeline import Pipeline
+from stream.runtime.settings import Settings
 
 
 def test_alarm_transition_becomes_an_otel_event() -> None:

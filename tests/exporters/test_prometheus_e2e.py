@@ -26,7 +26,7 @@ Settings (one YAML file for the demo, `rules export` and `dashboards export`): e
 on at least 1,000 events per window (the defaults are 10m / 15m and 100). At 100 events/s
 (about 50 per service) a window then holds about 1,500 turns per service, and the bundled
 traffic's healthy rates stay below every ceiling in every such window (see
-tests/stream/test_traffic.py `test_baseline_rates_stay_below_the_alert_ceilings`).
+tests/stream/demo/test_traffic.py `test_baseline_rates_stay_below_the_alert_ceilings`).
 Thresholds, severities and the drift detectors keep their defaults.
 
 Judge: the default embedded judge, as `make demo` runs it (no network; at this rate it
@@ -54,7 +54,7 @@ import yaml
 from pydantic import BaseModel
 
 from exporters.rules import AlertSettings
-from stream.broker import free_port
+from stream.demo import free_port
 from tests.conftest import REPO
 from tests.exporters.promstack import (
     Alertmanager,
@@ -78,7 +78,7 @@ NAMESPACE = "ragpulse-e2e"  # a target label, as a ServiceMonitor would attach i
 RUNBOOK = "https://runbooks.example.com/ragpulse/runbook.md"
 HEALTHY, DEGRADED = "v1.4", "v1.5-degraded"
 SWITCH_LINE = "demo: switching traffic to the degraded phase"
-#: failure-mode rates the degraded phase raises (stream/traffic.py DEGRADED_X)
+#: failure-mode rates the degraded phase raises (stream/demo/traffic.py DEGRADED_X)
 DRIFTING = {"refusal", "false_rejection", "training_cutoff_excuse", "invented_identifier"}
 #: (service, failure_mode) alerts the degraded version must fire: invented identifiers x4
 #: (it-support ~10 % of turns) and training-cutoff excuses x3 (earnings-qa ~7.5 %), both far

@@ -9,7 +9,7 @@ from typing import Any
 import helm_python as helm
 import pytest
 
-from stream.settings import load_settings
+from stream.runtime.settings import load_settings
 from tests.helm.manifests import (
     CHART,
     NATIVE_SIDECAR_K8S_VERSIONS,

@@ -9,7 +9,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from stream.settings import load_settings
+from stream.runtime.settings import load_settings
 from tests.helm.manifests import (
     RELEASE,
     kinds,

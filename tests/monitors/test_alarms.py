@@ -73,7 +73,7 @@ def test_pickle_round_trip_keeps_the_alarm_up() -> None:
 def test_judge_score_streams_raise_on_a_drop() -> None:
     import random
 
-    from monitors.drift_monitor import DriftMonitor, DriftSettings
+    from monitors.drift.monitor import DriftMonitor, DriftSettings
 
     monitor = DriftMonitor(DriftSettings(score_metrics=["faithfulness"]), clock=lambda: 0.0)
     rng = random.Random(3)

@@ -12,7 +12,7 @@ import pytest
 
 from bench.__main__ import SECTIONS, run_section
 from bench.perf.kafkabench import dataset, produce
-from stream.broker import EmbeddedBroker
+from stream.demo import EmbeddedBroker
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.broker

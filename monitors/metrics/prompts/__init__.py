@@ -24,7 +24,7 @@ from string import Template
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from stream.events import Chunk, Event
+from stream.contract.events import Chunk, Event
 
 __all__ = [
     "Prompt",

@@ -13,7 +13,7 @@ import pytest
 from monitors.judges import embedded as emb
 from monitors.judges import embedded_encoder
 from monitors.judges.base import EmbeddedJudge, SupportResult, create_judge
-from monitors.judges.text import context_index, ground, split_sentences, strip_citations
+from monitors.judges.claims import context_index, ground, split_sentences, strip_citations
 from monitors.metrics.gates import embedded_floors
 
 CONTEXT = [

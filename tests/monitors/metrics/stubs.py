@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from monitors.judges.base import JudgeCall, JudgeError, JudgeReply, SupportResult
-from stream.events import Event
+from stream.contract.events import Event
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

@@ -12,7 +12,7 @@ from monitors.judges.settings import BUNDLED_METRICS, DEFAULT_METRICS, JudgeSett
 from monitors.metrics import MetricOutcome, create_metric, distinct_calls
 from monitors.metrics.bundles import CitationPolicyVerdict, RagTriadVerdict
 from monitors.metrics.case_aware import CRITERIA
-from stream.events import Event
+from stream.contract.events import Event
 from tests.monitors.metrics.stubs import StubEmbedded, StubLLM, event, run
 
 FAITH = {
@@ -232,8 +232,8 @@ def test_bundle_options_reach_the_parts() -> None:
 
 
 def test_options_for_a_part_of_an_enabled_bundle_name_the_bundle() -> None:
-    from stream.judging_build import build_judging
-    from stream.settings import ConfigError, Settings
+    from stream.runtime.judging_build import build_judging
+    from stream.runtime.settings import ConfigError, Settings
 
     judge = {"type": "openai", "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
     settings = Settings(judge={**judge, "metric_options": {"faithfulness": {}}})

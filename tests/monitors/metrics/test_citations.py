@@ -8,7 +8,7 @@ import pytest
 
 from monitors.judges.base import JudgeError
 from monitors.metrics import create_metric
-from monitors.metrics.text import find_markers, is_factual, sentences
+from monitors.metrics.sentences import find_markers, is_factual, sentences
 from tests.monitors.metrics.stubs import StubEmbedded, StubLLM, event, run
 
 CTX = [

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from monitors.metrics import available_metrics, available_prompts, create_metric, load_prompt
 from monitors.metrics.prompts import PromptLimits, clip, event_fields, tag
-from stream.events import Event
+from stream.contract.events import Event
 from tests.monitors.metrics.stubs import StubLLM, event, run
 
 BUILT_IN = [

@@ -1,0 +1,95 @@
+"""Between the event loop and the judge thread (one part of `SidecarBase`).
+
+`submit` hands a sampled event to the judge service and never waits (a full queue drops
+and counts). The judge thread's results come back on the event loop: the sampler's cost
+budget, the drift streams on judge scores (population turns only) and the scorecard
+update on `rag.scores`. `close` stops taking events, lets the queue finish within its
+deadline and publishes what was produced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from exporters import Metrics
+from monitors.alarms import AlarmEvent
+from stream.contract.events import Event
+from stream.runtime.judging import JudgeResult, JudgeService
+from stream.runtime.pipeline import Pipeline
+
+__all__ = ["JudgeBridge"]
+
+log = logging.getLogger(__name__)
+
+#: publish one record outside any fetched batch: (topic, key, value)
+Publish = Callable[[str, bytes, bytes], Awaitable[Any]]
+PublishAlarm = Callable[[AlarmEvent], Awaitable[Any]]
+
+
+class JudgeBridge:
+    def __init__(
+        self,
+        judging: JudgeService | None,
+        pipeline: Pipeline,
+        metrics: Metrics,
+        scores_topic: str,
+        publish: Publish,
+        publish_alarm: PublishAlarm,
+    ) -> None:
+        self.judging, self.pipeline, self.metrics = judging, pipeline, metrics
+        self._scores_topic = scores_topic
+        self._publish, self._publish_alarm = publish, publish_alarm
+        self._open = judging is not None
+        self._updates: set[asyncio.Future[Any]] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def submit(self, event: Event, reason: str = "base") -> None:
+        """Hand a sampled event to the judge; never waits (a full queue drops and counts)."""
+        if self.judging is None:
+            return
+        if not self._open:
+            self.metrics.dropped.labels("shutdown").inc()
+        elif not self.judging.submit(event, self._on_judged, reason):
+            self.metrics.dropped.labels("judge_backlog").inc()
+
+    def _on_judged(self, result: JudgeResult) -> None:
+        """Called on the judge thread: publish the scorecard update from the event loop."""
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._publish_update, result)
+
+    def _publish_update(self, result: JudgeResult) -> None:
+        sampler = self.pipeline.sampler
+        if sampler is not None:
+            calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
+            sampler.record_cost(sum(c.cost_usd for c in calls.values()))
+        drift = self.pipeline.drift
+        if drift is not None and result.population:  # boosted turns would bias the streams
+            scores = {o.metric: o.score for o in result.outcomes if o.score is not None}
+            for alarm in drift.observe_scores(scores, result.service):
+                self.pipeline.alarm(alarm)
+                self.track(self._publish_alarm(alarm))
+        body = json.dumps(result.scorecard_update()).encode()
+        self.track(self._publish(self._scores_topic, result.event_id.encode(), body))
+
+    def track(self, aw: Awaitable[Any]) -> None:
+        """Keep a publish running in the background; `close` waits for it."""
+        task = asyncio.ensure_future(aw)
+        self._updates.add(task)
+        task.add_done_callback(self._updates.discard)
+
+    async def close(self, timeout_s: float) -> None:
+        """Stop taking sampled events, let queued judging finish within `timeout_s`, count
+        what is left as dropped{reason="shutdown"}, and publish the updates produced."""
+        if self.judging is not None:
+            self._open = False
+            left = await asyncio.to_thread(self.judging.close, timeout_s)
+            if left:
+                self.metrics.dropped.labels("shutdown").inc(left)
+                log.warning("shutdown: %d sampled events were not judged", left)
+        await asyncio.sleep(0)  # let the updates scheduled by the judge thread start
+        if self._updates:
+            await asyncio.gather(*self._updates, return_exceptions=True)

@@ -1,0 +1,63 @@
+"""`build_judging`: the configured judge, metrics and gates behind a JudgeService."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from exporters.otel import OtelEvents
+from exporters.prometheus import Metrics
+from monitors.metrics.base import MetricOutcome
+from stream.runtime.judging import JudgeService
+from stream.runtime.settings import ConfigError, Settings
+
+__all__ = ["build_judging"]
+
+
+def build_judging(
+    settings: Settings, prom: Metrics | None = None, events: OtelEvents | None = None
+) -> JudgeService | None:
+    """The configured judge, metrics and gates behind a JudgeService (None: judge.type none).
+
+    Raises ConfigError naming the setting when the judge or a metric cannot be built.
+    """
+    js = settings.judge
+    if js.type == "none":
+        return None
+    import monitors.judges
+    import monitors.metrics  # noqa: F401  (registers the built-in metrics)
+    from monitors.judges.base import create_judge
+    from monitors.metrics.base import create_metric
+    from monitors.metrics.gates import evaluate_gates
+
+    options = dict(js.options)
+    if js.api_key is not None:
+        options["api_key"] = js.api_key
+    try:
+        judge = create_judge(js.type, **options)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"judge.type / judge.options: {exc}") from None
+    built = []
+    for name in js.metrics:
+        try:
+            built.append(create_metric(name, **js.metric_options.get(name, {})))
+        except ValueError as exc:
+            raise ConfigError(f"judge.metrics / judge.metric_options.{name}: {exc}") from None
+    unknown = sorted(set(js.metric_options) - set(js.metrics))
+    if unknown:
+        inside = {n: m.name for m in built for n in unknown if n in m.outputs}
+        hint = "".join(
+            f"; {n} is part of the enabled bundle {b}: set judge.metric_options.{b}, or list "
+            f"{n} in judge.metrics instead of {b}"
+            for n, b in inside.items()
+        )
+        raise ConfigError(
+            f"judge.metric_options names metrics that are not enabled: {unknown}{hint}"
+        )
+    gates = settings.gates
+
+    def evaluate(outcomes: Sequence[MetricOutcome]) -> Mapping[str, bool | None]:
+        return evaluate_gates(outcomes, gates)
+
+    return JudgeService(
+        judge, built, js.queue_size, js.concurrency, prom, events, evaluate, js.windows_s
+    )

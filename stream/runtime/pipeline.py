@@ -1,0 +1,288 @@
+"""The per-event pipeline shared by every source (Kafka stream, file, stdin).
+
+`Pipeline.process(raw)` parses, dedupes, runs the detectors, updates the metrics
+and returns a :class:`Result` carrying the scorecard (or the invalid reason).
+It is synchronous and does no I/O: sources decide where results are written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from detectors import Detection, Detector, create_detector
+from exporters.otel import OtelEvents
+from exporters.prometheus import Metrics
+from monitors.alarms import AlarmEvent, StreamKey
+from monitors.drift.monitor import DriftMonitor
+from stream.contract.events import Event, InvalidEvent, parse_event
+from stream.runtime.sampler import Sampler
+from stream.runtime.settings import ConfigError, Settings
+
+__all__ = ["Dedupe", "Pipeline", "Result", "build_detectors", "scorecard"]
+
+log = logging.getLogger(__name__)
+
+#: top-level event fields copied into the scorecard (unknown fields go under "extra")
+_CONTEXT_FIELDS = (
+    "timestamp",
+    "service",
+    "environment",
+    "conversation_id",
+    "turn_index",
+    "model",
+    "prompt_version",
+    "retriever_version",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Literal["scored", "invalid", "duplicate"]
+    scorecard: dict[str, Any] | None = None
+    reason: str | None = None
+    detail: str | None = None
+    event_id: str | None = None
+    alarms: tuple[AlarmEvent, ...] = ()
+    judge_event: Event | None = None  # sampled: the source hands it to the JudgeService
+    sample_reason: str | None = None  # why judge_event was sampled (Sampler reason)
+
+    def scorecard_bytes(self) -> bytes:
+        return json.dumps(self.scorecard, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class Dedupe:
+    """Remembers the last `size` event ids (insertion order, O(1) per event)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def seen(self, event_id: str) -> bool:
+        """True when `event_id` was seen within the window; records it otherwise."""
+        if self.size <= 0:
+            return False
+        if event_id in self._ids:
+            self._ids.move_to_end(event_id)
+            return True
+        self._ids[event_id] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+        return False
+
+
+def build_detectors(settings: Settings) -> list[Detector]:
+    for module in settings.detectors.plugins:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"detectors.plugins: cannot import {module!r}: {exc}") from None
+    enabled = settings.detectors.enabled
+    unknown = sorted(set(settings.detectors.options) - set(enabled))
+    if unknown:
+        raise ConfigError(f"detectors.options names detectors that are not enabled: {unknown}")
+    built: list[Detector] = []
+    for name in enabled:
+        try:
+            built.append(create_detector(name, **settings.detectors.options.get(name, {})))
+        except ValueError as exc:
+            raise ConfigError(f"detectors.enabled / detectors.options.{name}: {exc}") from None
+    return built
+
+
+def scorecard(event: Event, detections: list[Detection], sampled: bool = False) -> dict[str, Any]:
+    modes = sorted({d.failure_mode for d in detections if d.failure_mode})
+    card: dict[str, Any] = {"event_id": event.event_id}
+    for name in _CONTEXT_FIELDS:
+        value = getattr(event, name)
+        if value is not None:
+            card[name] = value.isoformat() if name == "timestamp" else value
+    card["detections"] = [d.to_dict() for d in detections]
+    card["failure_modes"] = modes
+    card["metrics"] = {}
+    card["sampled"] = sampled
+    if event.model_extra:
+        card["extra"] = event.model_extra
+    return card
+
+
+class _Children:
+    """Label children of the per-event metric families, resolved once: prometheus-client's
+    `labels()` validates and takes a lock on every call; a dict lookup does not. Label
+    values are capped before they get here, so the cache is as bounded as the series."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def __call__(self, family: Any, *values: str) -> Any:
+        key = (id(family), values)
+        child = self._cache.get(key)
+        if child is None:
+            child = self._cache[key] = family.labels(*values)
+        return child
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        metrics: Metrics | None = None,
+        drift: bool = True,
+        events: OtelEvents | None = None,
+        sampler: Sampler | None = None,
+        pressure: Callable[[], float] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.otel = events or OtelEvents()
+        self.limits = settings.limits
+        self.detectors = build_detectors(settings)
+        self.dedupe = Dedupe(settings.dedupe.window_size)
+        self.metrics = metrics
+        self._child = _Children()
+        self._logged_failures: set[str] = set()
+        self.sampler = sampler
+        self._pressure = pressure
+        self.drift: DriftMonitor | None = None
+        if drift and settings.drift.enabled:
+            try:
+                self.drift = DriftMonitor(
+                    settings.drift,
+                    metrics.cap_service if metrics is not None else None,
+                    on_stream=self._declare_stream,
+                )
+            except ValueError as exc:
+                raise ConfigError(f"drift.rate_detectors: {exc}") from None
+        if metrics is not None:
+            for det in self.detectors:
+                metrics.declare_detector(det.name, det.categories)
+
+    def process(self, raw: bytes | str | None) -> Result:
+        m = self.metrics
+        if m is not None:
+            self._child(m.events, "consumed").inc()
+            m.last_event.set(time.time())
+        try:
+            event = parse_event(raw, self.limits)
+        except InvalidEvent as exc:
+            if m is not None:
+                self._child(m.events, "invalid").inc()
+                self._child(m.invalid, exc.reason).inc()
+            return Result("invalid", reason=exc.reason, detail=exc.detail)
+        if self.dedupe.seen(event.event_id):
+            if m is not None:
+                self._child(m.events, "duplicate").inc()
+            return Result("duplicate", event_id=event.event_id)
+        started = time.perf_counter()
+        detections: list[Detection] = []
+        failed: list[str] = []
+        for det in self.detectors:
+            try:
+                detections.extend(det(event))
+            except Exception as exc:  # a detector bug must not stop the stream
+                failed.append(det.name)
+                self._detector_failed(det.name, exc)
+        elapsed = time.perf_counter() - started
+        card = scorecard(event, detections)
+        if failed:
+            card["detector_errors"] = failed
+        if m is not None:
+            self._export(m, event, detections, card["failure_modes"], elapsed)
+        alarms: tuple[AlarmEvent, ...] = ()
+        if self.drift is not None:
+            categories = {(d.detector, d.category) for d in detections}
+            alarms = tuple(
+                self.drift.observe(
+                    card["failure_modes"], categories, event.expected_behavior, event.service
+                )
+            )
+            for alarm in alarms:
+                self.alarm(alarm)
+        judge_event, reason = (
+            self._sample(event, detections, card) if self.sampler is not None else (None, None)
+        )
+        return Result(
+            "scored",
+            scorecard=card,
+            event_id=event.event_id,
+            alarms=alarms,
+            judge_event=judge_event,
+            sample_reason=reason,
+        )
+
+    def _sample(
+        self, event: Event, detections: list[Detection], card: dict[str, Any]
+    ) -> tuple[Event | None, str | None]:
+        assert self.sampler is not None
+        if self._pressure is not None:
+            self.sampler.set_pressure(self._pressure())
+        detectors = {d.detector for d in detections}
+        decision = self.sampler.decide(event, card["failure_modes"], detectors)
+        m = self.metrics
+        if m is not None:
+            m.sample_rate.set(self.sampler.effective_rate)
+            if decision.sampled:
+                self._child(m.sampled, decision.reason).inc()
+            elif decision.reason in ("budget", "judge_backlog"):
+                self._child(m.dropped, decision.reason).inc()
+        card["sampled"] = decision.sampled
+        return (event, decision.reason) if decision.sampled else (None, None)
+
+    def _declare_stream(self, key: StreamKey) -> None:
+        """A new drift stream's alarm series start at 0: a raise is then a change that
+        Prometheus sees (`changes()`, the dashboard's alarm annotation)."""
+        if self.metrics is not None:
+            self.metrics.drift_alarm.labels(key.metric, key.detector, key.service)
+            self.metrics.drift_alarms.labels(key.metric, key.detector, key.service)
+
+    def alarm(self, alarm: AlarmEvent) -> None:
+        """Export one alarm transition: gauge/counter, OpenTelemetry event, one log line."""
+        self.otel.drift_alarm(alarm)
+        if self.metrics is not None:
+            self._export_alarm(self.metrics, alarm)
+
+    @staticmethod
+    def _export_alarm(m: Metrics, alarm: AlarmEvent) -> None:
+        labels = (alarm.metric, alarm.detector, alarm.service)
+        if alarm.state == "raised":
+            m.drift_alarm.labels(*labels).set(1)
+            m.drift_alarms.labels(*labels).inc()
+            log.warning(
+                "drift alarm raised: %s (%s, %s) %s from %.4f to %.4f",
+                *labels, alarm.direction, alarm.reference_mean, alarm.current_mean,
+            )  # fmt: skip
+        else:
+            m.drift_alarm.labels(*labels).set(0)
+            log.info("drift alarm cleared: %s (%s, %s)", *labels)
+
+    def _detector_failed(self, name: str, exc: Exception) -> None:
+        if self.metrics is not None:
+            self.metrics.detector_errors.labels(name).inc()
+        if name not in self._logged_failures:  # once per detector: no log flood, no event text
+            self._logged_failures.add(name)
+            log.error(
+                "detector %r raised %s; counting further errors silently",
+                name,
+                type(exc).__name__,
+                exc_info=exc,
+            )
+
+    def _export(
+        self, m: Metrics, event: Event, detections: list[Detection], modes: list[str],
+        elapsed: float,
+    ) -> None:  # fmt: skip
+        child = self._child
+        child(m.events, "scored").inc()
+        m.detect_seconds.observe(elapsed)
+        service = m.cap_service(event.service)
+        prompt = m.cap_prompt(event.prompt_version)
+        child(m.scored, service, m.cap_model(event.model), prompt).inc()
+        for d in detections:
+            child(m.detector_hits, d.detector, d.category).inc()
+        for mode in modes:
+            child(m.failure_modes, mode, service, prompt).inc()

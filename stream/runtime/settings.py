@@ -1,0 +1,314 @@
+"""One settings model: YAML file + `RAGPULSE_*` environment (nested with `__`), validated at start.
+
+Precedence (highest first): explicit overrides, environment, the YAML file, defaults.
+The same names are used in the Helm values (`config:` block).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from exporters.rules import AlertSettings
+from monitors.drift.monitor import DriftSettings
+from monitors.judges.settings import JudgeSettings
+from monitors.metrics.gates import GateSettings
+from stream.contract.events import EventLimits
+from stream.runtime.progress import ProgressSettings
+from stream.runtime.sampler import SamplerSettings
+
+__all__ = [
+    "AdminSettings",
+    "ConfigError",
+    "DedupeSettings",
+    "DetectorSettings",
+    "KafkaSettings",
+    "LabelSettings",
+    "ServerSettings",
+    "Settings",
+    "load_settings",
+    "settings_reference",
+]
+
+CONFIG_ENV = "RAGPULSE_CONFIG"
+_config_file: ContextVar[str | None] = ContextVar("ragpulse_config_file", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KafkaSettings(_Section):
+    bootstrap_servers: str = Field("localhost:9092", description="host:port[,host:port...]")
+    input_topic: str = Field("rag.interactions", description="RAG interaction events")
+    dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
+    scores_topic: str = Field("rag.scores", description="one scorecard per valid event")
+    alarms_topic: str = Field("rag.alarms", description="drift alarm transitions (JSON)")
+    state_topic: str = Field(
+        "rag.monitor.state", description="drift detector snapshots (compacted, ragpulse-only)"
+    )
+    group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
+    client_id: str = Field("ragpulse", description="Kafka client id")
+    auto_offset_reset: Literal["earliest", "latest"] = Field(
+        "earliest", description="where a new consumer group starts"
+    )
+    isolation_level: Literal["read_committed", "read_uncommitted"] = Field(
+        "read_committed",
+        description="read_committed: records of aborted transactions are never scored",
+    )
+    dlq_max_value_bytes: int = Field(
+        1_000_000,
+        ge=1024,
+        description="a dead letter (key, value and headers) is kept within this many bytes:"
+        " the value is cut first (`ragpulse.error.value_bytes` keeps its size), then a key over"
+        " 1 KiB (`ragpulse.error.key_bytes`), then the source headers are dropped"
+        " (`ragpulse.error.headers_dropped`)",
+    )
+    create_topics: bool = Field(True, description="declare missing topics at start")
+    topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
+    commit_interval_s: float = Field(2.0, gt=0, description="offset commit period")
+    session_timeout_s: float = Field(10.0, gt=0, description="group session timeout")
+    rebalance_timeout_s: float = Field(10.0, gt=0, description="group rebalance timeout")
+    heartbeat_interval_s: float = Field(3.0, gt=0, description="group heartbeat period")
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = Field(None, description="secret: from env / a Secret")
+    ssl_cafile: Path | None = Field(None, description="CA bundle for SSL / SASL_SSL")
+    ssl_certfile: Path | None = Field(None, description="client certificate (mTLS)")
+    ssl_keyfile: Path | None = Field(None, description="client key (mTLS)")
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers(cls, v: str) -> str:
+        servers = [s.strip() for s in v.split(",") if s.strip()]
+        if not servers or any(":" not in s for s in servers):
+            raise ValueError("expected host:port[,host:port...]")
+        return ",".join(servers)
+
+
+class DetectorSettings(_Section):
+    enabled: list[str] = Field(
+        description="registered detector names to run on every event",
+        default_factory=lambda: [
+            "refusal",
+            "policy",
+            "pii",
+            "citations",
+            "identifiers",
+            "source_policy",
+        ],
+    )
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="keyword options per detector name"
+    )
+    plugins: list[str] = Field(
+        default_factory=list, description="modules imported at start to register more detectors"
+    )
+
+
+class LabelSettings(_Section):
+    """Bounded label values for `service`, `model`, `prompt_version` (allow-list or top-N)."""
+
+    max_values: int = Field(20, ge=1, le=1000, description="first N distinct values, rest 'other'")
+    allow: dict[str, list[str]] = Field(
+        default_factory=dict, description="explicit allow-lists; values outside become 'other'"
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _known_labels(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = sorted(set(v) - {"service", "model", "prompt_version"})
+        if unknown:
+            raise ValueError(f"allow-lists exist for service, model, prompt_version; not {unknown}")
+        return v
+
+
+#: a bearer token: printable ASCII without spaces (what an HTTP header carries unchanged)
+_ADMIN_TOKEN = re.compile(r"[\x21-\x7e]{16,}")
+
+
+class AdminSettings(_Section):
+    """State-changing HTTP actions (POST /drift/rebaseline): off by default; enabled, every
+    request needs `Authorization: Bearer <token>`. With `port` they get a listener of their
+    own on `host` (loopback by default: reached by `kubectl port-forward` / `exec` only)."""
+
+    enabled: bool = Field(
+        False, description="serve POST actions (/drift/rebaseline); off: they answer 404"
+    )
+    token: SecretStr | None = Field(
+        None,
+        validate_default=True,
+        description="secret: bearer token the actions require, 16+ printable ASCII characters",
+    )
+    host: str = Field(
+        "127.0.0.1", description="listen address of the separate admin listener (with `port`)"
+    )
+    port: int | None = Field(
+        None, ge=0, le=65535, description="separate listener for the actions; null: server.port"
+    )
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        # never echo the value: the messages below name the field and the rule only
+        text = v.get_secret_value().strip() if v is not None else ""
+        if not text:
+            if info.data.get("enabled"):
+                raise ValueError(
+                    "required when server.admin.enabled is true"
+                    " (from a Secret; make one with `openssl rand -hex 32`)"
+                )
+            return None
+        if not _ADMIN_TOKEN.fullmatch(text):
+            raise ValueError("expected 16 or more printable ASCII characters, no spaces")
+        return SecretStr(text)
+
+
+class ServerSettings(_Section):
+    host: str = Field("0.0.0.0", description="listen address of the HTTP endpoint")
+    port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
+    admin: AdminSettings = Field(default_factory=AdminSettings)
+
+    @model_validator(mode="after")
+    def _admin_port_differs(self) -> ServerSettings:
+        admin = self.admin
+        if admin.enabled and admin.port and admin.port == self.port:
+            raise ValueError(
+                "server.admin.port must differ from server.port"
+                " (leave it null to serve the actions on server.port)"
+            )
+        return self
+
+
+class DedupeSettings(_Section):
+    window_size: int = Field(100_000, ge=0, description="event ids remembered; 0 disables")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAGPULSE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    engine: Literal["faust", "aiokafka"] = Field(
+        "aiokafka",
+        description="stream engine: aiokafka (batches, manual commit) or faust (per-event agent)",
+    )
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    limits: EventLimits = Field(default_factory=EventLimits)
+    detectors: DetectorSettings = Field(default_factory=DetectorSettings)
+    labels: LabelSettings = Field(default_factory=LabelSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    progress: ProgressSettings = Field(default_factory=ProgressSettings)
+    drift: DriftSettings = Field(default_factory=DriftSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    sampling: SamplerSettings = Field(default_factory=SamplerSettings)
+    gates: GateSettings = Field(default_factory=GateSettings)
+    data_dir: Path = Field(
+        Path(tempfile.gettempdir()) / "ragpulse",
+        description="writable working directory of the stream engine (faust datadir)",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="DEBUG also shows faust/aiokafka internals"
+    )
+    shutdown_timeout_s: float = Field(20.0, gt=0, description="drain deadline after SIGTERM")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+
+    def masked(self) -> dict[str, Any]:
+        """The effective configuration as plain data, secrets shown as '**********'."""
+        return self.model_dump(mode="json")
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """The YAML file given to `load_settings` (`--config`), else the one in RAGPULSE_CONFIG."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = _config_file.get() or os.environ.get(CONFIG_ENV)
+        if not path:
+            return {}
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path}: top level must be a mapping")
+        return data
+
+
+class ConfigError(Exception):
+    """A configuration that cannot start; the message names the field."""
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build and validate Settings, turning validation errors into one readable ConfigError."""
+    token = _config_file.set(str(config_file) if config_file is not None else None)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in err["loc"])
+            env = "RAGPULSE_" + "__".join(str(p).upper() for p in err["loc"])
+            lines.append(f"  {loc} ({env}): {err['msg']}")
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
+    finally:
+        _config_file.reset(token)
+
+
+def settings_reference(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    """Markdown table rows (setting, env variable, default, meaning) for every setting."""
+    rows: list[str] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.extend(settings_reference(ann, f"{prefix}{name}."))
+            continue
+        path = f"{prefix}{name}"
+        env = "RAGPULSE_" + path.upper().replace(".", "__")
+        default = field.get_default(call_default_factory=True)
+        shown = "(secret)" if ann is SecretStr or "SecretStr" in str(ann) else repr(default)
+        rows.append(f"| `{path}` | `{env}` | `{shown}` | {field.description or ''} |")
+    return rows

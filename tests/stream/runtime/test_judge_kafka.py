@@ -1,0 +1,60 @@
+"""Judge path end to end: sampled events are judged off the detector path by the embedded
+judge, scores reach /metrics, and each judged event gets its scorecard update on rag.scores."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from stream.demo import generate
+from tests.conftest import Topics, consume_all, produce, sample
+
+pytestmark = pytest.mark.broker
+
+JUDGE_ENV = {
+    "RAGPULSE_JUDGE__TYPE": "embedded",
+    "RAGPULSE_SAMPLING__RATE": "1.0",
+    "RAGPULSE_JUDGE__METRICS": '["answer_relevance", "context_relevance", "citation_coverage"]',
+}
+
+
+def test_sampled_events_are_judged_and_updates_published(
+    sidecar_factory,  # type: ignore[no-untyped-def]
+    topics: Topics,
+    tmp_path: Path,
+) -> None:
+    events = [g for g in generate(12, seed=5, malformed_rate=0.0)]
+    sc = sidecar_factory(topics, **JUDGE_ENV).start(tmp_path)
+    produce(sc.bootstrap, topics.input, [(g.key, g.raw) for g in events])
+    sc.wait_consumed(len(events))
+    deadline = time.monotonic() + 120
+    m: dict = {}  # type: ignore[type-arg]
+    while time.monotonic() < deadline:
+        m = sc.metrics()
+        if sample(m, "ragpulse_metric_score_count", metric="citation_coverage") >= len(events):
+            break
+        time.sleep(1)
+    judge = "embedded-minilm-v1"
+    assert sample(m, "ragpulse_metric_score_count", metric="answer_relevance") == len(events)
+    assert sample(m, "ragpulse_judge_requests_total", judge=judge, outcome="ok") >= len(events)
+    assert sample(m, "ragpulse_sampled_total", reason="base") + sum(
+        sample(m, "ragpulse_sampled_total", reason=r)
+        for r in ("boost_detector", "boost_feedback", "boost_retrieval", "stratum")
+    ) == len(events)
+    assert sample(m, "ragpulse_sample_rate") == 1.0
+    assert 0 <= sample(m, "ragpulse_metric_mean", metric="answer_relevance", window="5m") <= 1
+
+    records = consume_all(sc.bootstrap, topics.scores, 2 * len(events))
+    cards = [json.loads(r.value) for r in records]
+    updates = {c["event_id"]: c for c in cards if c.get("update") == "judge"}
+    assert set(updates) == {g.event_id for g in events}
+    one = next(iter(updates.values()))
+    assert one["metrics"]["answer_relevance"]["judge"] == judge
+    assert 0 <= one["metrics"]["answer_relevance"]["score"] <= 1
+    assert one["metrics"]["answer_relevance"]["severity"] in {"severe", "moderate", "minor", "none"}
+    keys = {r.key for r in records if json.loads(r.value).get("update") == "judge"}
+    assert keys == {g.event_id.encode() for g in events}  # keyed by event_id
+    assert sc.terminate() == 0
