@@ -44,6 +44,17 @@ def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes
     asyncio.run(go())
 
 
+async def partitions_of(consumer: AIOKafkaConsumer, topic: str, wait_s: float = 10.0) -> set[int]:
+    """The topic's partitions, waiting up to `wait_s` for its metadata (a new topic)."""
+    parts = consumer.partitions_for_topic(topic) or set()
+    deadline = time.monotonic() + wait_s
+    while not parts and time.monotonic() < deadline:
+        await consumer._client.force_metadata_update()
+        parts = consumer.partitions_for_topic(topic) or set()
+        await asyncio.sleep(0.2)
+    return set(parts)
+
+
 def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30.0) -> list:  # type: ignore[type-arg]
     """Read a topic from the beginning (no group) until `expected` records or timeout."""
 
@@ -51,12 +62,7 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30.0
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
         await consumer.start()
         try:
-            parts = consumer.partitions_for_topic(topic) or set()
-            deadline = time.monotonic() + 10
-            while not parts and time.monotonic() < deadline:
-                await consumer._client.force_metadata_update()
-                parts = consumer.partitions_for_topic(topic) or set()
-                await asyncio.sleep(0.2)
+            parts = await partitions_of(consumer, topic)
             tps = [TopicPartition(topic, p) for p in sorted(parts)]
             consumer.assign(tps)
             await consumer.seek_to_beginning(*tps)

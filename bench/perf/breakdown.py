@@ -74,8 +74,10 @@ def run(runs: int, events: int) -> dict[str, Any]:
             json.dumps(scorecard(e, d), ensure_ascii=False, separators=(",", ":")).encode()
 
     def export() -> None:
+        updates = pipeline.export
+        assert updates is not None
         for e, d in zip(parsed, found, strict=True):
-            pipeline._export(metrics, e, d, [], 0.0)
+            updates.scored(e, d, [], 0.0)
 
     def drift_update() -> None:
         if drift is None:

@@ -39,6 +39,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from stream.contract.failure_modes import FAILURE_MODES
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import load_settings
 
@@ -46,20 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BLIND = ROOT / "bench" / "quality" / "blind" / "turns.jsonl"
 RESULTS = ROOT / "bench" / "results" / "blind.json"
 EVAL_FIELDS = ("expected", "kind", "mode")
-#: the eleven failure modes of the set (bench/quality/blind/README.md), in its order
-MODES = (
-    "training_cutoff_excuse",
-    "false_rejection",
-    "false_acceptance",
-    "financial_advice",
-    "price_prediction",
-    "personal_data_request",
-    "pii_leak",
-    "invalid_citation",
-    "invented_identifier",
-    "no_use_copy",
-    "quote_only_paraphrase",
-)
+MODES = FAILURE_MODES  # the set's eleven modes (bench/quality/blind/README.md)
 TRUNCATE = 160
 
 

@@ -184,4 +184,4 @@ def create_drift_detector(spec: Mapping[str, Any]) -> DriftDetector:
             "drift detector spec needs a 'type' "
             f"(one of: {', '.join(available_drift_detectors())}); got {spec!r}"
         )
-    return _REGISTRY.create_checked(spec["type"], {k: v for k, v in spec.items() if k != "type"})
+    return _REGISTRY.create(spec["type"], **{k: v for k, v in spec.items() if k != "type"})

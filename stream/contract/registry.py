@@ -9,7 +9,7 @@ refused, unknown names and bad options fail with a message that lists what is av
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 __all__ = ["Registry"]
@@ -51,32 +51,25 @@ class Registry(Generic[P]):
         return factory
 
     def create(self, name: str, **options: Any) -> P:
-        """Build ``name`` with ``options``; ValueError naming the bad options."""
-        factory = self.factory(name)
-        try:
-            return factory(**options)
-        except TypeError as exc:
-            raise ValueError(
-                f"{self.kind} {name!r}: bad options {sorted(options)}: {exc}"
-            ) from None
+        """Build ``name`` with ``options``, the one way every extension point builds.
 
-    def create_checked(self, name: str, params: Mapping[str, Any]) -> P:
-        """Like `create`, but an unknown parameter is named before the factory runs."""
+        Options are checked against the factory's signature first, so an unknown one is
+        named (with the accepted ones) before anything runs; a ValueError or TypeError the
+        factory raises on a bad value comes back as a ValueError naming the options given.
+        """
         factory = self.factory(name)
         sig = inspect.signature(factory).parameters.values()
         names = {p.name for p in sig if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-        unknown = sorted(set(params) - names)
+        unknown = sorted(set(options) - names)
         if unknown and not any(p.kind is p.VAR_KEYWORD for p in sig):
             raise ValueError(
-                f"{self.kind} {name!r}: unknown parameter(s) {', '.join(unknown)}; "
+                f"{self.kind} {name!r}: unknown option(s) {', '.join(unknown)}; "
                 f"accepted: {', '.join(sorted(names)) or 'none'}"
             )
         try:
-            return factory(**params)
+            return factory(**options)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{self.kind} {name!r}: bad parameters {dict(params)}: {exc}"
-            ) from None
+            raise ValueError(f"{self.kind} {name!r}: bad options {dict(options)}: {exc}") from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import IO, Any, Literal
 
+from stream.contract.failure_modes import FAILURE_MODES
 from stream.demo.conversation import new_conv, order, timestamp
 from stream.demo.draft import Rng
 from stream.demo.earnings import topics as earnings_topics
@@ -66,20 +67,6 @@ __all__ = [
 ]
 
 Phase = Literal["baseline", "degraded"]
-
-FAILURE_MODES = (
-    "training_cutoff_excuse",
-    "false_rejection",
-    "false_acceptance",
-    "financial_advice",
-    "price_prediction",
-    "personal_data_request",
-    "pii_leak",
-    "invalid_citation",
-    "invented_identifier",
-    "no_use_copy",
-    "quote_only_paraphrase",
-)
 
 
 @dataclass(frozen=True)

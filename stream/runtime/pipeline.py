@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from detectors import Detection, Detector, create_detector
+from exporters.event_metrics import EventMetrics
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.alarms import AlarmEvent, StreamKey
@@ -112,22 +113,6 @@ def scorecard(event: Event, detections: list[Detection], sampled: bool = False) 
     return card
 
 
-class _Children:
-    """Label children of the per-event metric families, resolved once: prometheus-client's
-    `labels()` validates and takes a lock on every call; a dict lookup does not. Label
-    values are capped before they get here, so the cache is as bounded as the series."""
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
-
-    def __call__(self, family: Any, *values: str) -> Any:
-        key = (id(family), values)
-        child = self._cache.get(key)
-        if child is None:
-            child = self._cache[key] = family.labels(*values)
-        return child
-
-
 class Pipeline:
     def __init__(
         self,
@@ -144,7 +129,7 @@ class Pipeline:
         self.detectors = build_detectors(settings)
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
-        self._child = _Children()
+        self.export = EventMetrics(metrics) if metrics is not None else None
         self._logged_failures: set[str] = set()
         self.sampler = sampler
         self._pressure = pressure
@@ -158,25 +143,22 @@ class Pipeline:
                 )
             except ValueError as exc:
                 raise ConfigError(f"drift.rate_detectors: {exc}") from None
-        if metrics is not None:
-            for det in self.detectors:
-                metrics.declare_detector(det.name, det.categories)
+        if self.export is not None:
+            self.export.declare_detectors(self.detectors)
 
     def process(self, raw: bytes | str | None) -> Result:
-        m = self.metrics
-        if m is not None:
-            self._child(m.events, "consumed").inc()
-            m.last_event.set(time.time())
+        x = self.export
+        if x is not None:
+            x.consumed()
         try:
             event = parse_event(raw, self.limits)
         except InvalidEvent as exc:
-            if m is not None:
-                self._child(m.events, "invalid").inc()
-                self._child(m.invalid, exc.reason).inc()
+            if x is not None:
+                x.invalid(exc.reason)
             return Result("invalid", reason=exc.reason, detail=exc.detail)
         if self.dedupe.seen(event.event_id):
-            if m is not None:
-                self._child(m.events, "duplicate").inc()
+            if x is not None:
+                x.duplicate()
             return Result("duplicate", event_id=event.event_id)
         started = time.perf_counter()
         detections: list[Detection] = []
@@ -191,8 +173,8 @@ class Pipeline:
         card = scorecard(event, detections)
         if failed:
             card["detector_errors"] = failed
-        if m is not None:
-            self._export(m, event, detections, card["failure_modes"], elapsed)
+        if x is not None:
+            x.scored(event, detections, card["failure_modes"], elapsed)
         alarms: tuple[AlarmEvent, ...] = ()
         if self.drift is not None:
             categories = {(d.detector, d.category) for d in detections}
@@ -223,46 +205,24 @@ class Pipeline:
             self.sampler.set_pressure(self._pressure())
         detectors = {d.detector for d in detections}
         decision = self.sampler.decide(event, card["failure_modes"], detectors)
-        m = self.metrics
-        if m is not None:
-            m.sample_rate.set(self.sampler.effective_rate)
-            if decision.sampled:
-                self._child(m.sampled, decision.reason).inc()
-            elif decision.reason in ("budget", "judge_backlog"):
-                self._child(m.dropped, decision.reason).inc()
+        if self.export is not None:
+            self.export.sampling(self.sampler.effective_rate, decision.sampled, decision.reason)
         card["sampled"] = decision.sampled
         return (event, decision.reason) if decision.sampled else (None, None)
 
     def _declare_stream(self, key: StreamKey) -> None:
-        """A new drift stream's alarm series start at 0: a raise is then a change that
-        Prometheus sees (`changes()`, the dashboard's alarm annotation)."""
-        if self.metrics is not None:
-            self.metrics.drift_alarm.labels(key.metric, key.detector, key.service)
-            self.metrics.drift_alarms.labels(key.metric, key.detector, key.service)
+        if self.export is not None:
+            self.export.declare_stream(key)
 
     def alarm(self, alarm: AlarmEvent) -> None:
         """Export one alarm transition: gauge/counter, OpenTelemetry event, one log line."""
         self.otel.drift_alarm(alarm)
-        if self.metrics is not None:
-            self._export_alarm(self.metrics, alarm)
-
-    @staticmethod
-    def _export_alarm(m: Metrics, alarm: AlarmEvent) -> None:
-        labels = (alarm.metric, alarm.detector, alarm.service)
-        if alarm.state == "raised":
-            m.drift_alarm.labels(*labels).set(1)
-            m.drift_alarms.labels(*labels).inc()
-            log.warning(
-                "drift alarm raised: %s (%s, %s) %s from %.4f to %.4f",
-                *labels, alarm.direction, alarm.reference_mean, alarm.current_mean,
-            )  # fmt: skip
-        else:
-            m.drift_alarm.labels(*labels).set(0)
-            log.info("drift alarm cleared: %s (%s, %s)", *labels)
+        if self.export is not None:
+            self.export.alarm(alarm)
 
     def _detector_failed(self, name: str, exc: Exception) -> None:
-        if self.metrics is not None:
-            self.metrics.detector_errors.labels(name).inc()
+        if self.export is not None:
+            self.export.detector_error(name)
         if name not in self._logged_failures:  # once per detector: no log flood, no event text
             self._logged_failures.add(name)
             log.error(
@@ -271,18 +231,3 @@ class Pipeline:
                 type(exc).__name__,
                 exc_info=exc,
             )
-
-    def _export(
-        self, m: Metrics, event: Event, detections: list[Detection], modes: list[str],
-        elapsed: float,
-    ) -> None:  # fmt: skip
-        child = self._child
-        child(m.events, "scored").inc()
-        m.detect_seconds.observe(elapsed)
-        service = m.cap_service(event.service)
-        prompt = m.cap_prompt(event.prompt_version)
-        child(m.scored, service, m.cap_model(event.model), prompt).inc()
-        for d in detections:
-            child(m.detector_hits, d.detector, d.category).inc()
-        for mode in modes:
-            child(m.failure_modes, mode, service, prompt).inc()

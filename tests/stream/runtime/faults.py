@@ -20,6 +20,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.demo import generate
+from tests.conftest import partitions_of
 
 __all__ = ["committed_total", "engine_env", "get", "score_ids", "valid_messages", "wait_for"]
 
@@ -54,12 +55,7 @@ def committed_total(bootstrap: str, group: str, topic: str) -> int:
         )
         await consumer.start()
         try:
-            parts = consumer.partitions_for_topic(topic) or set()
-            deadline = time.monotonic() + 10
-            while not parts and time.monotonic() < deadline:
-                await consumer._client.force_metadata_update()
-                parts = consumer.partitions_for_topic(topic) or set()
-                await asyncio.sleep(0.2)
+            parts = await partitions_of(consumer, topic)
             assert parts, f"no partitions for {topic}"
             total = 0
             for p in parts:

@@ -1,0 +1,101 @@
+"""The per-event Prometheus updates of the detector path (one call per pipeline step).
+
+`Pipeline.process` calls these for every message: consumed, invalid (with the reason),
+duplicate, scored (detector hits, failure modes per service and prompt version, the
+detect time), the sampling decision, and each drift-alarm transition. Label children
+are resolved once and kept (prometheus-client's `labels()` validates and takes a lock on
+every call; a dict lookup does not). Label values are capped before they get here, so
+the cache is as bounded as the series.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from detectors import Detection
+from exporters.prometheus import Metrics
+from monitors.alarms import AlarmEvent, StreamKey
+from stream.contract.events import Event
+
+__all__ = ["EventMetrics"]
+
+log = logging.getLogger("stream.runtime.pipeline")
+
+
+class EventMetrics:
+    """`Metrics` as the pipeline updates it, with cached label children."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def _child(self, family: Any, *values: str) -> Any:
+        key = (id(family), values)
+        child = self._cache.get(key)
+        if child is None:
+            child = self._cache[key] = family.labels(*values)
+        return child
+
+    def declare_detectors(self, detectors: Iterable[Any]) -> None:
+        for det in detectors:
+            self.metrics.declare_detector(det.name, det.categories)
+
+    def consumed(self) -> None:
+        self._child(self.metrics.events, "consumed").inc()
+        self.metrics.last_event.set(time.time())
+
+    def invalid(self, reason: str) -> None:
+        self._child(self.metrics.events, "invalid").inc()
+        self._child(self.metrics.invalid, reason).inc()
+
+    def duplicate(self) -> None:
+        self._child(self.metrics.events, "duplicate").inc()
+
+    def scored(
+        self, event: Event, detections: list[Detection], modes: list[str], elapsed: float
+    ) -> None:
+        m, child = self.metrics, self._child
+        child(m.events, "scored").inc()
+        m.detect_seconds.observe(elapsed)
+        service = m.cap_service(event.service)
+        prompt = m.cap_prompt(event.prompt_version)
+        child(m.scored, service, m.cap_model(event.model), prompt).inc()
+        for d in detections:
+            child(m.detector_hits, d.detector, d.category).inc()
+        for mode in modes:
+            child(m.failure_modes, mode, service, prompt).inc()
+
+    def sampling(self, effective_rate: float, sampled: bool, reason: str | None) -> None:
+        m = self.metrics
+        m.sample_rate.set(effective_rate)
+        if sampled and reason is not None:
+            self._child(m.sampled, reason).inc()
+        elif reason in ("budget", "judge_backlog"):
+            self._child(m.dropped, reason).inc()
+
+    def detector_error(self, name: str) -> None:
+        self.metrics.detector_errors.labels(name).inc()
+
+    def declare_stream(self, key: StreamKey) -> None:
+        """A new drift stream's alarm series start at 0: a raise is then a change that
+        Prometheus sees (`changes()`, the dashboard's alarm annotation)."""
+        self.metrics.drift_alarm.labels(key.metric, key.detector, key.service)
+        self.metrics.drift_alarms.labels(key.metric, key.detector, key.service)
+
+    def alarm(self, alarm: AlarmEvent) -> None:
+        """One alarm transition: the gauge and counter, and one log line."""
+        m = self.metrics
+        labels = (alarm.metric, alarm.detector, alarm.service)
+        if alarm.state == "raised":
+            m.drift_alarm.labels(*labels).set(1)
+            m.drift_alarms.labels(*labels).inc()
+            log.warning(
+                "drift alarm raised: %s (%s, %s) %s from %.4f to %.4f",
+                *labels, alarm.direction, alarm.reference_mean, alarm.current_mean,
+            )  # fmt: skip
+        else:
+            m.drift_alarm.labels(*labels).set(0)
+            log.info("drift alarm cleared: %s (%s, %s)", *labels)
