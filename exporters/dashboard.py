@@ -21,8 +21,8 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
+from exporters.alert_settings import AlertSettings
 from exporters.dashboard_panels import PanelSpec, dashboard_rows
-from exporters.rules import AlertSettings
 
 __all__ = ["DASHBOARD_UID", "build_dashboard", "render_dashboard"]
 

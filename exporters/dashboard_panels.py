@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from exporters.alert_settings import AlertSettings
 from exporters.promql import JUDGE_ATTEMPTS, SEVERITY_BANDS
-from exporters.rules import AlertSettings
 
 __all__ = ["PanelSpec", "dashboard_rows"]
 

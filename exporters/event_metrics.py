@@ -22,7 +22,7 @@ from stream.contract.events import Event
 
 __all__ = ["EventMetrics"]
 
-log = logging.getLogger("stream.runtime.pipeline")
+log = logging.getLogger(__name__)
 
 
 class EventMetrics:

@@ -96,12 +96,12 @@ class JudgeExporter:
     ) -> None:
         self.judge_name = judge_name
         self.prom = prom
-        self.events = events
+        self.otel = events
         self.rolling = RollingMeans(windows_s, clock)
 
     def export(self, event_id: str, result: JudgeResult) -> None:
         for o in result.outcomes:
-            self.events.evaluation(o, event_id)
+            self.otel.evaluation(o, event_id)
         m = self.prom
         if m is None:
             return

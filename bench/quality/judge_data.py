@@ -148,14 +148,13 @@ def judge_fingerprint(raw: bool = False) -> str:
     names: tuple[str, ...] = (
         "judges/embedded.py",
         "judges/embedded_encoder.py",
-        "judges/text.py",
+        "judges/claims.py",
         "judges/embedded_calibration.json",
         "metrics/triad.py",
     )
     if not raw:
         names += ("judges/embedded_score_maps.json", "judges/score_maps.py", "metrics/common.py")
     for name in names:
-        path = root / name
-        if path.is_file():
-            digest.update(name.encode() + b"\0" + path.read_bytes())
+        path = root / name  # a missing file is an error: the fingerprint must cover it
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]

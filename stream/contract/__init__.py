@@ -1,1 +1,29 @@
-"""stream/contract"""
+"""The event contract every package shares; the leaf layer (it imports nothing of ours).
+
+- :mod:`stream.contract.events`: the RAG interaction event and its parsing (fast and careful
+  paths, the exact reason for every rejection);
+- :mod:`stream.contract.registry`: the one name -> factory registry behind every extension
+  point (detectors, judge metrics, judges, drift detectors);
+- :mod:`stream.contract.retry`: one classification of an exception (retry / rate limit /
+  give up) and one backoff policy that honours Retry-After (not re-exported here: it
+  imports httpx and aiokafka, which a detector has no use for);
+- :mod:`stream.contract.scales`: severity bands and gate tiers;
+- :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name.
+"""
+
+from stream.contract.events import Event, EventLimits, InvalidEvent, parse_event
+from stream.contract.failure_modes import FAILURE_MODES
+from stream.contract.registry import Registry
+from stream.contract.scales import GATES, SEVERITY_BANDS, severity
+
+__all__ = [
+    "FAILURE_MODES",
+    "GATES",
+    "SEVERITY_BANDS",
+    "Event",
+    "EventLimits",
+    "InvalidEvent",
+    "Registry",
+    "parse_event",
+    "severity",
+]

@@ -3,7 +3,7 @@
 Starts the Tansu broker on a free loopback port, replays the seeded traffic sample
 at a steady rate (switching to a degraded phase after `degrade_after` seconds: a new
 prompt_version that refuses more, blames its training cutoff and invents identifiers),
-runs the same Sidecar as `ragpulse run` against it, and prints a live summary.
+runs the same engine (`build_sidecar`) as `ragpulse run` against it, and prints a live summary.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from stream.runtime.settings import Settings
 
 __all__ = ["Headers", "SidecarBase", "dlq_headers"]
 
-log = logging.getLogger("stream.runtime.engine")
+log = logging.getLogger(__name__)
 
 
 class SidecarBase(abc.ABC):

@@ -30,7 +30,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from exporters.rules import AlertSettings
+from exporters.alert_settings import AlertSettings
 from monitors.drift.monitor import DriftSettings
 from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings

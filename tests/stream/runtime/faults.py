@@ -1,7 +1,7 @@
 """Helpers shared by the fault-injection tests (crash, broker outage, hygiene).
 
 `engine_env()` lets the whole suite run against another consumer engine without editing
-the tests: `RAGPULSE_TEST_ENGINE=aiokafka pytest tests/stream/test_faults_*.py` adds
+the tests: `RAGPULSE_TEST_ENGINE=aiokafka pytest tests/stream/runtime/test_faults_*.py` adds
 `RAGPULSE_ENGINE=aiokafka` to every sidecar process these tests start. Unset, the
 sidecar's default engine is tested.
 """

@@ -71,7 +71,8 @@ def sampler_all() -> Sampler:
 @dataclass
 class Driver:
     """Feeds raw events through the pipeline and hands sampled ones to the judge service
-    exactly like the sidecar (`engine_base._submit`): never waits, counts refusals."""
+    exactly like the sidecar (`stream.runtime.judge_bridge.JudgeBridge.submit`): never
+    waits, counts refusals."""
 
     prom: Metrics
     service: JudgeService | None
