@@ -139,10 +139,26 @@ def test_min_length() -> None:
     assert det(_event("See ERR_CONN_4021.")) == []
 
 
-def test_adversarial_100kb_is_fast() -> None:
-    unit = "ERR_CONN_{i} 0x{i:08x} v1.{i}.3 /p/{i}/q KB{i:07d} `tool{i} --f{i}` 1.2.3.4.5.6. C:\\a "
-    response = "".join(unit.format(i=i) for i in range(2000))[:100_000]
-    ctx = [{"id": "c", "content": "ERR_CONN_1 /etc/nginx/nginx.conf v2.3.1 " * 500}]
+@pytest.mark.parametrize(
+    ("unit", "count", "context"),
+    [
+        (  # every identifier shape, back to back
+            "ERR_CONN_{i} 0x{i:08x} v1.{i}.3 /p/{i}/q KB{i:07d} `tool{i} --f{i}` "
+            "1.2.3.4.5.6. C:\\a ",
+            2000,
+            "ERR_CONN_1 /etc/nginx/nginx.conf v2.3.1 ",
+        ),
+        (  # shapes with separators, and commands in prose
+            "ERR {i} KB {i:05d} E-{i:04d} KB-00-{i:04d} Run sudo systemctl restart a{i} and ",
+            3000,
+            "ERR-4011 KB-00-5521 E-2208 kb 4470 ",
+        ),
+    ],
+    ids=["shapes", "separated_shapes"],
+)
+def test_adversarial_100kb_is_fast(unit: str, count: int, context: str) -> None:
+    response = "".join(unit.format(i=i) for i in range(count))[:100_000]
+    ctx = [{"id": "c", "content": context * 500}]
     event = _event(response, retrieved_context=ctx)
     det = IdentifierDetector()
     best = float("inf")
@@ -257,18 +273,3 @@ def test_command_in_prose_and_product_cli_sub_command() -> None:
     assert "vaultctl key" in hits[0].evidence
     good = "Run `vaultctl keys rotate --tenant <id>` now."
     assert _found(good, retrieved_context=ctx) == []
-
-
-def test_adversarial_100kb_separated_shapes_are_fast() -> None:
-    unit = "ERR {i} KB {i:05d} E-{i:04d} KB-00-{i:04d} Run sudo systemctl restart a{i} and "
-    response = "".join(unit.format(i=i) for i in range(3000))[:100_000]
-    ctx = [{"id": "c", "content": "ERR-4011 KB-00-5521 E-2208 kb 4470 " * 500}]
-    event = _event(response, retrieved_context=ctx)
-    det = IdentifierDetector()
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        hits = det(event)
-        best = min(best, time.perf_counter() - t0)
-    assert hits
-    assert best < 0.05, f"{best * 1000:.1f} ms"
