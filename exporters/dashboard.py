@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from grafana_foundation_sdk.builders import bargauge, stat, statetimeline, timeseries
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus as prom
-from grafana_foundation_sdk.builders import stat, statetimeline, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
@@ -46,6 +46,10 @@ def _panel(spec: PanelSpec, panel_id: int) -> Any:
     builder: Any
     if spec.kind == "stat":
         builder = stat.Panel()
+    elif spec.kind == "bargauge":  # current value per series (instant query), one bar each
+        builder = bargauge.Panel().orientation(cm.VizOrientation.HORIZONTAL)
+        last = cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False)
+        builder = builder.display_mode(cm.BarGaugeDisplayMode.BASIC).reduce_options(last).min(0)
     elif spec.kind == "state-timeline":
         ok = dm.ValueMappingResult(text="ok", color="green")
         alarm = dm.ValueMappingResult(text="ALARM", color="red")
@@ -73,7 +77,8 @@ def _panel(spec: PanelSpec, panel_id: int) -> Any:
     if spec.repeat:
         builder = builder.repeat(spec.repeat).repeat_direction("h").max_per_row(3)
     for i, (expr, legend_format) in enumerate(spec.queries):
-        builder = builder.with_target(_query(expr, legend_format, i, spec.kind == "stat"))
+        instant = spec.kind in ("stat", "bargauge")
+        builder = builder.with_target(_query(expr, legend_format, i, instant))
     return builder
 
 

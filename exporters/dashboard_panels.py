@@ -4,6 +4,10 @@
 the dashboard's template variables: `$namespace`/`$job` (the alerts' `aggregate_by`
 labels), `$service`, `$model`, `$prompt_version`, `$metric`; series without a label are not
 filtered by it (detector hits and judge scores carry no `service`).
+
+The reference-based row reads golden/canary and reviewed turns (`labels.expected_answer` /
+`labels.required_information`): their reference-based scores feed `ragpulse_metric_score`
+like population scores (exporters.judge_metrics), so the same histogram queries apply.
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from exporters.alert_settings import AlertSettings
-from exporters.promql import JUDGE_ATTEMPTS, SEVERITY_BANDS
+from exporters.promql import JUDGE_ATTEMPTS, SEVERITY_BANDS, regex_alternation
 
-__all__ = ["PanelSpec", "dashboard_rows"]
+__all__ = ["REFERENCE_PANEL_METRICS", "PanelSpec", "dashboard_rows"]
 
 RATE = "$__rate_interval"
 Query = tuple[str, str]  # (PromQL, legend format)
+#: reference-based outputs shown on the dashboard (one per reference metric: the holistic
+#: grade, the analytic F1, DeCE's F2); all in monitors.evaluation REFERENCE_METRICS
+REFERENCE_PANEL_METRICS = ("answer_correctness", "answer_f1", "dece_f2")
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,7 @@ class PanelSpec:
     queries: tuple[Query, ...]
     unit: str = "short"
     width: int = 12
-    kind: Literal["timeseries", "stat", "state-timeline"] = "timeseries"
+    kind: Literal["timeseries", "stat", "state-timeline", "bargauge"] = "timeseries"
     threshold: float | None = None  # dashed line: the matching alert's threshold
     bounds: tuple[float, float] | None = None
     percent_stack: bool = False
@@ -56,6 +63,24 @@ def _quantiles(s: _Sel, histogram: str) -> tuple[Query, ...]:
         (f"histogram_quantile({q:g}, sum by (le) ({s.rate(histogram + '_bucket')}))", f"p{p}")
         for q, p in ((0.5, 50), (0.95, 95))
     )
+
+
+def _mean(s: _Sel, matcher: str, window: str) -> str:
+    """Mean score per metric over `window` from the `ragpulse_metric_score` histogram."""
+    return (
+        f"sum by (metric) ({s.rate('ragpulse_metric_score_sum', matcher, window=window)})\n  /\n"
+        f"sum by (metric) ({s.rate('ragpulse_metric_score_count', matcher, window=window)})"
+    )
+
+
+def _bands(s: _Sel, matcher: str, window: str) -> tuple[Query, ...]:
+    """Judged turns per severity band over `window` (a percent stack makes them shares)."""
+    bands: list[Query] = []
+    for name, lo, hi in SEVERITY_BANDS:
+        upper = s.rate("ragpulse_metric_score_bucket", matcher, f'le="{hi}"', window=window)
+        lower = s.rate("ragpulse_metric_score_bucket", matcher, f'le="{lo}"', window=window)
+        bands.append((f"sum({upper})" + (f" - sum({lower})" if lo is not None else ""), name))
+    return tuple(bands)
 
 
 def _stream(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
@@ -117,22 +142,13 @@ def _detectors(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
 
 def _judge_metrics(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     w, metric = a.score_regression.window, 'metric=~"$metric"'
-    mean = (
-        f"sum by (metric) ({s.rate('ragpulse_metric_score_sum', metric, window=w)})\n  /\n"
-        f"sum by (metric) ({s.rate('ragpulse_metric_score_count', metric, window=w)})"
-    )
-    bands: list[Query] = []
-    for name, lo, hi in SEVERITY_BANDS:
-        upper = s.rate("ragpulse_metric_score_bucket", metric, f'le="{hi}"', window=w)
-        lower = s.rate("ragpulse_metric_score_bucket", metric, f'le="{lo}"', window=w)
-        bands.append((f"sum({upper})" + (f" - sum({lower})" if lo is not None else ""), name))
     gate = a.critical_gate.floor if a.critical_gate.enabled else None
     drift = s("ragpulse_drift_alarm", 'service=~"$service"')
     return [
         PanelSpec(f"Judge score mean ({w})", f"Rolling {w} mean of each judge metric from the "
                   "ragpulse_metric_score histogram over all replicas, as "
                   "RagpulseScoreRegression reads it.",
-                  ((mean, "{{metric}}"),), unit="none", bounds=(0, 1)),
+                  ((_mean(s, metric, w), "{{metric}}"),), unit="none", bounds=(0, 1)),
         PanelSpec("Gate pass ratio", "Share of judged turns passing each gate (dashed: the "
                   "critical gate floor).",
                   ((f"avg by (gate, window) ({s('ragpulse_gate_pass_ratio')})",
@@ -141,7 +157,8 @@ def _judge_metrics(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
         PanelSpec("Severity bands: $metric", f"Share of judged turns per severity band over {w}:"
                   " severe ≤ 0.30 < moderate ≤ 0.60 < minor ≤ 0.85 < none. One panel per "
                   "selected judge metric.",
-                  tuple(bands), unit="percentunit", width=24, percent_stack=True, repeat="metric"),
+                  _bands(s, metric, w), unit="percentunit", width=24, percent_stack=True,
+                  repeat="metric"),
         PanelSpec("Drift alarms", "ragpulse_drift_alarm per metric, detector and service: red "
                   "while an alarm is raised (also shown as annotations on every panel).",
                   ((f"max by (metric, detector, service) ({drift})",
@@ -184,6 +201,42 @@ def _judge_ops(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
+def _reference(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+    w = a.score_regression.window
+    refs = f'metric=~"{regex_alternation(REFERENCE_PANEL_METRICS)}"'
+    weights = f"max by (metric) ({s('ragpulse_compound_weight')})"
+    turns = s.rate("ragpulse_sampled_total", 'reason="reference"')
+    bands = [
+        PanelSpec(f"Reference severity bands: {m}", f"Share of reference turns per severity band"
+                  f" of {m} over {w}: severe ≤ 0.30 < moderate ≤ 0.60 < minor ≤ 0.85 < none.",
+                  _bands(s, f'metric="{m}"', w), unit="percentunit", width=8, percent_stack=True)
+        for m in REFERENCE_PANEL_METRICS
+    ]  # fmt: skip
+    return [
+        PanelSpec(f"Reference-based score mean ({w})", f"Rolling {w} mean of answer_correctness, "
+                  "answer_f1 (analytic) and dece_f2 (LLM judges) over golden/canary and reviewed "
+                  "turns, the only turns these metrics score (labels.expected_answer / "
+                  "labels.required_information).",
+                  ((_mean(s, refs, w), "{{metric}}"),), unit="none", bounds=(0, 1)),
+        PanelSpec("Compound score", "Rolling mean of the compound score (judge.compound.weights, "
+                  "written by `ragpulse weights fit`) per window, averaged over replicas; turns "
+                  "where every weighted metric was scored (docs/metrics.md).",
+                  ((f"avg by (window) ({s('ragpulse_compound_score')})", "compound ({{window}})"),),
+                  unit="none", width=8, bounds=(0, 1)),
+        PanelSpec("Compound weights", "ragpulse_compound_weight: each metric's configured weight "
+                  "(the compound divides by their sum).",
+                  ((weights, "{{metric}}"),), kind="bargauge", width=4),
+        *bands,
+        PanelSpec("Reference turns judged/min", "Turns sampled because they carry a reference "
+                  "(sampler reason reference, sampling.references), per minute.",
+                  ((f"sum({turns}) * 60", "reference turns/min"),)),
+        PanelSpec(f"Tonality mean ({w})", f"Rolling {w} mean of tonality (brand-voice guidelines "
+                  "of judge.metric_options.tonality; LLM judges only) on base/stratum-sampled "
+                  "turns.",
+                  ((_mean(s, 'metric="tonality"', w), "{{metric}}"),), unit="none", bounds=(0, 1)),
+    ]  # fmt: skip
+
+
 def dashboard_rows(alerts: AlertSettings) -> list[tuple[str, list[PanelSpec]]]:
     """(row title, panels) in dashboard order."""
     s = _Sel(alerts)
@@ -191,5 +244,6 @@ def dashboard_rows(alerts: AlertSettings) -> list[tuple[str, list[PanelSpec]]]:
         ("Stream: consumption and dead letters", _stream(alerts, s)),
         ("Detectors: failure modes and hits", _detectors(alerts, s)),
         ("Judge metrics, gates and drift", _judge_metrics(alerts, s)),
+        ("Reference-based quality (golden / labelled turns)", _reference(alerts, s)),
         ("Judge: sampling, budget, latency, cost, errors", _judge_ops(alerts, s)),
     ]

@@ -9,6 +9,18 @@ weak retrieval) are judged because they look bad, so they go to their own famili
 ``ragpulse_boosted_metric_score{metric,reason}`` and
 ``ragpulse_boosted_gate_results_total{gate,reason,result}``; they still get scorecards and
 OTel events. Judge accounting (requests, errors, latency, tokens, cost) counts every call.
+
+Reference turns (sampler reason ``reference``: golden/canary replays and reviewed turns
+carrying ``labels.expected_answer``) are not traffic either. Their *reference-based*
+scores (``answer_correctness``, ``answer_f1``, ``dece_f2`` ...; computed on reference turns
+only) feed the standard families and drift streams: reference turns are the population
+of those metrics. Their reference-free scores go to the boosted families with
+``reason="reference"``, like any non-population turn's.
+
+The compound score (``judge.compound.weights``) is exported as
+``ragpulse_compound_score{window}`` on population turns, and on reference turns when it
+weighs a reference-based score (weights that mix both kinds then track the reference
+turns, the only turns where every weighted score exists).
 """
 
 from __future__ import annotations
@@ -41,11 +53,36 @@ class JudgeResult:
     outcomes: list[MetricOutcome] = field(default_factory=list)
     gates: dict[str, bool | None] = field(default_factory=dict)
     sample_reason: str = "base"
+    compound: float | None = None  # judge.compound.weights over this turn's scores
+    compound_inputs: tuple[str, ...] = ()  # the scores it weighs
 
     @property
     def population(self) -> bool:
         """Sampled at the base/stratum rate: may feed means, pass ratios and drift."""
         return is_population(self.sample_reason)
+
+    def scores(self) -> dict[str, float]:
+        """{output: score} of the scored outcomes."""
+        return {o.metric: o.score for o in self.outcomes if o.score is not None}
+
+    def aggregated(self, outcome: MetricOutcome) -> bool:
+        """Does this scored outcome feed the aggregates (histogram, means, drift)? Every
+        score of a population turn; of any other turn, the reference-based ones only."""
+        return outcome.score is not None and (self.population or outcome.reference_based)
+
+    def aggregate_scores(self) -> dict[str, float]:
+        """{output: score} that feed the aggregates; with "compound" when it does too."""
+        out = {
+            o.metric: o.score for o in self.outcomes if o.score is not None and self.aggregated(o)
+        }
+        # the compound follows its inputs: on a population turn it is a population score;
+        # on a reference turn, it is one when it weighs a reference-based score
+        reference_weighted = any(
+            o.reference_based and o.metric in self.compound_inputs for o in self.outcomes
+        )
+        if self.compound is not None and (self.population or reference_weighted):
+            out["compound"] = self.compound
+        return out
 
     def scorecard_update(self) -> dict[str, Any]:
         """The `rag.scores` record that completes the event's scorecard."""
@@ -56,6 +93,7 @@ class JudgeResult:
             "gates": self.gates,
             "sampled": True,
             "sample_reason": self.sample_reason,
+            **({"compound": round(self.compound, 4)} if self.compound is not None else {}),
         }
 
 
@@ -106,10 +144,15 @@ class JudgeExporter:
         if m is None:
             return
         self._accounting(m, result.outcomes)
-        if result.population:
-            self._population(m, result)
-        else:
+        self._aggregates(m, result)
+        if not result.population:
             self._boosted(m, result)
+
+    def declare_compound(self, weights: Mapping[str, float]) -> None:
+        """Export the configured compound weights (ragpulse_compound_weight{metric})."""
+        if self.prom is not None:
+            for metric, weight in weights.items():
+                self.prom.compound_weight.labels(metric).set(weight)
 
     def _accounting(self, m: Metrics, outcomes: list[MetricOutcome]) -> None:
         calls: dict[int, JudgeCall] = {}
@@ -132,12 +175,18 @@ class JudgeExporter:
             m.judge_tokens.labels("completion").inc(call.completion_tokens)
             m.judge_cost.inc(call.cost_usd)
 
-    def _population(self, m: Metrics, result: JudgeResult) -> None:
-        for o in result.outcomes:
-            if o.status == "scored" and o.score is not None:
-                m.metric_score.labels(o.metric).observe(o.score)
-                for window, mean in self.rolling.add(f"metric:{o.metric}", o.score).items():
-                    m.metric_mean.labels(o.metric, window).set(mean)
+    def _aggregates(self, m: Metrics, result: JudgeResult) -> None:
+        scores = result.aggregate_scores()
+        compound = scores.pop("compound", None)
+        for metric, score in scores.items():
+            m.metric_score.labels(metric).observe(score)
+            for window, mean in self.rolling.add(f"metric:{metric}", score).items():
+                m.metric_mean.labels(metric, window).set(mean)
+        if compound is not None:
+            for window, mean in self.rolling.add("compound", compound).items():
+                m.compound_score.labels(window).set(mean)
+        if not result.population:
+            return
         for gate, passed in result.gates.items():
             if passed is not None:
                 m.gate_results.labels(gate, "pass" if passed else "fail").inc()
@@ -149,7 +198,7 @@ class JudgeExporter:
     def _boosted(m: Metrics, result: JudgeResult) -> None:
         reason = result.sample_reason
         for o in result.outcomes:
-            if o.status == "scored" and o.score is not None:
+            if o.status == "scored" and o.score is not None and not result.aggregated(o):
                 m.boosted_metric_score.labels(o.metric, reason).observe(o.score)
         for gate, passed in result.gates.items():
             if passed is not None:

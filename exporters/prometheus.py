@@ -161,6 +161,21 @@ class Metrics:
             ["metric", "judge", "scale"],
             registry=r,
         )
+        # the fitted compound of several judge scores (judge.compound.weights)
+        self.compound_score = Gauge(
+            "ragpulse_compound_score",
+            "Rolling mean of the compound score (weighted mean of judge scores,"
+            " judge.compound.weights): base/stratum-sampled turns, and reference turns when"
+            " a weighted score is reference-based",
+            ["window"],
+            registry=r,
+        )
+        self.compound_weight = Gauge(
+            "ragpulse_compound_weight",
+            "Configured weight of a judge metric in the compound score",
+            ["metric"],
+            registry=r,
+        )
         self.gate_pass_ratio = Gauge(
             "ragpulse_gate_pass_ratio",
             "Share of judged events passing the gate (base/stratum-sampled turns only)",

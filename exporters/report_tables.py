@@ -153,37 +153,43 @@ def _categories(report: Mapping[str, Any]) -> Section | None:
 def _judge(report: Mapping[str, Any]) -> Section:
     j = report["judge"]
     lat = j["latency_s"]
-    s = Section("Judge cost and latency", anchor="judge")
-    s.tables.append(
-        Table(
-            [
-                "judge",
-                "events judged",
-                "mean s",
-                "p50 s",
-                "p95 s",
-                "total s",
-                "judge calls",
-                "prompt tokens",
-                "completion tokens",
-                "cost USD",
-            ],
-            [
-                [
-                    j["name"],
-                    str(j["judged"]),
-                    num(lat["mean"]),
-                    num(lat["p50"]),
-                    num(lat["p95"]),
-                    num(lat["total"], 1),
-                    str(j["llm_calls"]),
-                    str(j["prompt_tokens"]),
-                    str(j["completion_tokens"]),
-                    f"{j['cost_usd']:.4f}",
-                ]
-            ],
-        )
+    cells = {
+        "judge": j["name"],
+        "events judged": str(j["judged"]),
+        **{f"{k} s": num(lat[k]) for k in ("mean", "p50", "p95")},
+        "total s": num(lat["total"], 1),
+        "judge calls": str(j["llm_calls"]),
+        "prompt tokens": str(j["prompt_tokens"]),
+        "completion tokens": str(j["completion_tokens"]),
+        "cost USD": f"{j['cost_usd']:.4f}",
+    }
+    table = Table(list(cells), [list(cells.values())])
+    return Section("Judge cost and latency", tables=[table], anchor="judge")
+
+
+def _reference(report: Mapping[str, Any]) -> Section | None:
+    ref = report.get("reference")
+    if not ref:
+        return None
+    s = Section("Reference-based quality", anchor="reference")
+    s.lines.append(
+        f"{ref['events']} events carry a reference (`labels.expected_answer` / "
+        f"`labels.required_information`); {ref['judged']} have a reference-based score. These "
+        "metrics score golden/canary and reviewed turns only: their population is not the "
+        "traffic's. Bands are shares of the scored turns."
     )
+    regressions = (report.get("regressions") or {}).get("metrics") or {}
+    t = Table(["metric", "scored", "mean", "95 % CI", *BANDS, "judge errors"], [])
+    if regressions:
+        t.headers.append("vs baseline")
+    for name, m in ref["metrics"].items():
+        ci = m.get("ci95")
+        row = [name, str(m["n"]), num(m["mean"]), f"{num(ci[0])}-{num(ci[1])}" if ci else "-"]
+        row += [pct(m["bands"].get(b)) for b in BANDS] + [str(m["judge_error"])]
+        if regressions:
+            row.append(_verdict(regressions[name]) if name in regressions else "-")
+        t.rows.append(row)
+    s.tables.append(t)
     return s
 
 
@@ -231,6 +237,7 @@ def eval_sections(report: Mapping[str, Any]) -> list[Section]:
     found = [
         _gates(report),
         _metrics(report),
+        _reference(report),
         _failure_modes(report),
         _categories(report),
         _judge(report),

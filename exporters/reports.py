@@ -1,7 +1,8 @@
 """Report renderers registered by (report kind, file suffix): the report extension point.
 
 A report is a plain dict whose ``format`` names its kind (``ragpulse.eval/1`` ->
-``eval``, ``ragpulse.calibration/1`` -> ``calibration``). Add a format with
+``eval``, ``ragpulse.calibration/1`` -> ``calibration``, ``ragpulse-qualification/1``
+-> ``qualification``). Add a format with
 ``@register_report_format("eval", ".csv")`` on a ``report -> str`` function.
 """
 
@@ -28,6 +29,7 @@ _BUILT_IN = (
     "exporters.report_markdown",
     "exporters.report_html",
     "exporters.calibration_markdown",
+    "exporters.qualification_markdown",
 )
 
 
@@ -48,8 +50,11 @@ def _load() -> None:
 
 
 def report_kind(report: Mapping[str, Any]) -> str:
-    fmt = str(report.get("format", ""))
-    return fmt.removeprefix("ragpulse.").split("/", 1)[0]
+    fmt = str(report.get("format", "")).split("/", 1)[0]
+    for prefix in ("ragpulse.", "ragpulse-"):
+        if fmt.startswith(prefix):
+            return fmt.removeprefix(prefix)
+    return fmt
 
 
 def report_formats(kind: str) -> list[str]:

@@ -15,6 +15,12 @@ import yaml
 from exporters import Metrics
 from exporters.otel import setup_otel
 from exporters.prometheus import ragpulse_version
+from stream.commands.adams_args import (
+    add_qualify_parser,
+    add_weights_parser,
+    cmd_qualify,
+    cmd_weights,
+)
 from stream.commands.args import rate
 from stream.commands.eval import add_calibrate_parser, add_eval_parser, cmd_calibrate, cmd_eval
 from stream.runtime.settings import ConfigError, Settings, load_settings, settings_reference
@@ -191,6 +197,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=7)
     add_eval_parser(sub)
     add_calibrate_parser(sub)
+    add_qualify_parser(sub)
+    add_weights_parser(sub)
     return p
 
 
@@ -204,6 +212,8 @@ _COMMANDS = {
     "dashboards": _cmd_dashboards,
     "eval": cmd_eval,
     "calibrate": cmd_calibrate,
+    "qualify": cmd_qualify,
+    "weights": cmd_weights,
 }
 
 

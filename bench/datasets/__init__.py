@@ -10,7 +10,10 @@ The gold labels ride in ``labels``:
   ``bench.quality.judge_data``), ``category`` (for report breakdowns);
 * ``human``: ``{metric_name: value}`` for ``ragpulse calibrate`` (``faithfulness``:
   ``true`` = faithful) where the data set has a human or construction label for a judge
-  metric;
+  metric, and ``overall`` (the reviewer's overall verdict, ``true`` = fine) where the
+  label says whether the turn as a whole is fine;
+* reference fields of the event contract where the data set has them
+  (``expected_answer``: TruthfulQA's best answer);
 * data-set specific fields (``hallucinated``, ``final_label``, ``refused``, ...).
 
 Command line: ``python -m bench.datasets NAME --split dev|test|all -o events.jsonl
@@ -24,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import faithbench, halueval, ragtruth, xstest
+from bench.datasets import faithbench, halueval, ragtruth, truthfulqa, xstest
 from bench.datasets.common import DATA, SPLITS, validate
 
 __all__ = ["ADAPTERS", "DATA", "SPLITS", "adapt", "available", "validate"]
@@ -38,6 +41,7 @@ ADAPTERS: dict[str, Adapter] = {
     "faithbench": faithbench.events,
     "halueval_qa": halueval.qa_events,
     "halueval_general": halueval.general_events,
+    "truthfulqa": truthfulqa.events,
 }
 
 

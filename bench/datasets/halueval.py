@@ -4,8 +4,8 @@
   ``halueval_qa:<n>:hallucinated``: ``query`` = ``question``, ``retrieved_context`` =
   ``knowledge`` (one chunk), ``response`` = ``right_answer`` / ``hallucinated_answer``.
   Labels by construction: ``hallucinated``, ``category`` ``faithful`` / ``hallucinated``,
-  ``human.faithfulness``, ``pair`` (the row number). Split by question
-  (``bench.quality.judge_data``).
+  ``human.faithfulness`` and ``human.overall`` (both ``not hallucinated``), ``pair`` (the
+  row number). Split by question (``bench.quality.judge_data``).
 * ``halueval_general``: ``query`` = ``user_query``, ``response`` = ``chatgpt_response``,
   **no retrieved context** (the data set has none: its hallucinations are against world
   knowledge). Labels: the humans' ``hallucination`` yes/no as ``hallucinated``,
@@ -38,7 +38,7 @@ def qa_events(split: str, data: Path) -> Iterator[dict[str, Any]]:
                 "split": it.split,
                 "category": "hallucinated" if bad else "faithful",
                 "hallucinated": bad,
-                "human": {"faithfulness": not bad},
+                "human": {"faithfulness": not bad, "overall": not bad},
                 "pair": int(it.id),
             }
             yield event(f"halueval_qa:{it.id}:{kind}", it.question, answer, [it.knowledge], labels)

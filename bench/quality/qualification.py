@@ -26,6 +26,9 @@ the embedded judge, exactly as the sidecar runs it):
 Citation metrics: none of the data sets carries citation markers, so they are not
 qualified here. FaithBench's fixed query ("Summarize the document.") makes the
 relevance metrics meaningless there; they run on RAGTruth and HaluEval QA only.
+
+The maths (d, VR, the rewrites) is product code shared with `ragpulse qualify`:
+``monitors.evaluation.qualification`` and ``monitors.evaluation.rewrites``.
 """
 
 from __future__ import annotations
@@ -44,29 +47,13 @@ from typing import Any
 from bench.datasets import adapt
 from bench.quality.judge_data import judge_fingerprint
 from bench.quality.paraphrase import KINDS, paraphrase
+from monitors.evaluation.qualification import D_TARGET, VR_TARGET, cohens_d, rewrite_stats
 from monitors.judges.embedded import MiniLMJudge
 from monitors.metrics import create_metric
 from stream.contract.events import Event
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "qualification.json"
-D_TARGET, VR_TARGET = 0.4, 1.2
 Raw = dict[str, Any]
-
-
-def cohens_d(good: list[float], bad: list[float]) -> float:
-    n1, n2 = len(good), len(bad)
-    if n1 < 2 or n2 < 2:
-        return float("nan")
-    pooled = ((n1 - 1) * statistics.variance(good) + (n2 - 1) * statistics.variance(bad)) / (
-        n1 + n2 - 2
-    )
-    diff = statistics.fmean(good) - statistics.fmean(bad)
-    return diff / pooled**0.5 if pooled > 0 else float("inf") * (1 if diff > 0 else -1)
-
-
-def variance_ratio(originals: list[float], rewrites: list[float]) -> float:
-    base = statistics.pvariance(originals)
-    return statistics.pvariance(rewrites) / base if base > 0 else float("nan")
 
 
 class Scorer:
@@ -123,22 +110,11 @@ def _rewrites(
                 r.append(score(new))
         all_orig += o
         all_new += r
-        out[kind] = _rw_stats(o, r)
-    out["all"] = _rw_stats(all_orig, all_new)
+        out[kind] = rewrite_stats(o, r)
+    out["all"] = rewrite_stats(all_orig, all_new)
     vr = out["all"]["vr"]
     out["meets_target"] = None if vr != vr else vr < VR_TARGET  # NaN: too few rewrites
     return out
-
-
-def _rw_stats(o: list[float], r: list[float]) -> dict[str, Any]:
-    if len(o) < 2:
-        return {"n_changed": len(o), "vr": float("nan")}
-    return {
-        "n_changed": len(o),
-        "vr": variance_ratio(o, r),
-        "mean_abs_change": statistics.fmean(abs(a - b) for a, b in zip(o, r, strict=True)),
-        "mean_shift": statistics.fmean(b - a for a, b in zip(o, r, strict=True)),
-    }
 
 
 def _disc(good: list[float], bad: list[float]) -> dict[str, Any]:
@@ -146,8 +122,8 @@ def _disc(good: list[float], bad: list[float]) -> dict[str, Any]:
     return {
         "n_good": len(good),
         "n_bad": len(bad),
-        "mean_good": statistics.fmean(good),
-        "mean_bad": statistics.fmean(bad),
+        "mean_good": statistics.fmean(good) if good else None,
+        "mean_bad": statistics.fmean(bad) if bad else None,
         "d": d,
         "meets_target": d > D_TARGET,
     }

@@ -51,7 +51,13 @@ class DriftSettings(BaseModel):
         description="drift detectors for rate streams, e.g. {type: proportion}",
     )
     score_metrics: list[str] = Field(
-        default_factory=lambda: ["faithfulness", "answer_relevance", "context_relevance"],
+        default_factory=lambda: [
+            "faithfulness",
+            "answer_relevance",
+            "context_relevance",
+            "answer_correctness",
+            "compound",
+        ],
         description="judge score streams (sampled turns)",
     )
     score_detectors: list[dict[str, Any]] = Field(

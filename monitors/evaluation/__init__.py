@@ -21,11 +21,18 @@ from monitors.evaluation.calibration_report import (
     ThresholdFor,
     build_calibration,
 )
+from monitors.evaluation.compound import bootstrap_ci, fit_weights, oof_auc
 from monitors.evaluation.gate_summary import (
     DEFAULT_FLOORS,
     event_gate_failures,
     gate_floors,
     summarize_gates,
+)
+from monitors.evaluation.qualification import (
+    QUALIFICATION_FORMAT,
+    build_qualification,
+    cohens_d,
+    variance_ratio,
 )
 from monitors.evaluation.records import EventRecord, InputStats, JudgeStats
 from monitors.evaluation.regression import compare_reports, compare_scores, compare_shares
@@ -49,6 +56,7 @@ __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_OK",
     "EXIT_REGRESSION",
+    "QUALIFICATION_FORMAT",
     "REPORT_FORMAT",
     "EventRecord",
     "HumanLabel",
@@ -57,8 +65,11 @@ __all__ = [
     "JudgeStats",
     "ThresholdFor",
     "agreement",
+    "bootstrap_ci",
     "build_calibration",
+    "build_qualification",
     "build_report",
+    "cohens_d",
     "compare_reports",
     "compare_scores",
     "compare_shares",
@@ -66,11 +77,14 @@ __all__ = [
     "exit_code",
     "expected_calibration_error",
     "failure_mode_summary",
+    "fit_weights",
     "gate_floors",
     "metric_summary",
+    "oof_auc",
     "panel_agreement",
     "parse_human",
     "records_of",
     "reliability",
     "summarize_gates",
+    "variance_ratio",
 ]

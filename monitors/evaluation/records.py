@@ -23,6 +23,8 @@ class EventRecord:
     not_scored: dict[str, str] = field(default_factory=dict)  # metric -> skipped|judge_error
     gates: dict[str, bool | None] = field(default_factory=dict)
     calibrated: list[str] = field(default_factory=list)  # metrics with a calibrated score
+    # the event carries a reference (labels.expected_answer / required_information)
+    reference: bool = False
 
     def scale(self, metric: str) -> str | None:
         """Which scale `metric`'s score is on: ``"<judge> (calibrated)"`` or
@@ -47,6 +49,8 @@ class EventRecord:
             out["not_scored"] = dict(sorted(self.not_scored.items()))
         if self.calibrated:
             out["calibrated"] = sorted(self.calibrated)
+        if self.reference:
+            out["reference"] = True
         return out
 
     @classmethod
@@ -61,6 +65,7 @@ class EventRecord:
             not_scored=dict(data.get("not_scored") or {}),
             gates=dict(data.get("gates") or {}),
             calibrated=list(data.get("calibrated") or []),
+            reference=bool(data.get("reference", False)),
         )
 
 

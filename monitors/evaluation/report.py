@@ -1,7 +1,9 @@
 """The `ragpulse eval` report as a plain dict (the JSON report; other formats render it).
 
 Layout: see docs/evaluation.md. Every figure is computed from the per-event records,
-which the report keeps under ``events`` so a later run can test against it.
+which the report keeps under ``events`` so a later run can test against it. When a
+judged event has reference-based scores (golden/labelled turns), ``reference`` summarises
+them apart (`monitors.evaluation.reference_summary`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from monitors.evaluation.gate_summary import summarize_gates
 from monitors.evaluation.records import EventRecord, InputStats, JudgeStats
+from monitors.evaluation.reference_summary import reference_summary
 from monitors.evaluation.regression import compare_reports
 from monitors.evaluation.stats import bootstrap_mean_ci, finite
 from monitors.metrics.base import SEVERITY_BANDS, severity
@@ -123,16 +126,19 @@ def build_report(
     3 when a critical gate failed, 4 on a regression when ``fail_on_regression``, else 0.
     """
     tiers = summarize_gates(records, gates, floors, critical)
+    metrics = metric_summary(records)
+    reference = reference_summary(records, metrics)  # None without reference-based scores
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         **dict(extra or {}),
         "input": input_stats.to_dict(),
         "judge": judge_stats.to_dict(),
-        "metrics": metric_summary(records),
+        "metrics": metrics,
         "gates": tiers,
         "failure_modes": failure_mode_summary(records),
         "categories": _categories(records, gates, floors),
+        **({"reference": reference} if reference is not None else {}),
         "events": [r.to_dict() for r in records],
     }
     if baseline is not None:

@@ -16,11 +16,13 @@ from monitors.judges.base import (
     create_judge,
     register_judge,
 )
+from monitors.judges.reference_alignment import Alignment, ReferenceJudge
 from monitors.judges.settings import DEFAULT_METRICS, JudgeSettings
 
 __all__ = [
     "DEFAULT_METRICS",
     "JUDGE_ERROR_REASONS",
+    "Alignment",
     "CalibratedJudge",
     "EmbeddedJudge",
     "JudgeCall",
@@ -28,6 +30,7 @@ __all__ = [
     "JudgeReply",
     "JudgeSettings",
     "LLMJudge",
+    "ReferenceJudge",
     "SupportResult",
     "available_judges",
     "create_judge",

@@ -47,6 +47,7 @@ from monitors.judges.claims import (
     strip_citations,
 )
 from monitors.judges.embedded_encoder import EmbeddedJudgeUnavailable, Encoder
+from monitors.judges.reference_alignment import Alignment, align, load_reference_model
 from monitors.judges.score_maps import ScoreMaps, load_score_maps
 
 __all__ = [
@@ -101,7 +102,8 @@ def load_calibration(path: str | Path | None = None) -> dict[str, Any]:
 @register_judge("embedded")
 class MiniLMJudge:
     """The default judge. Options: `calibration` (JSON path), `score_maps` (JSON path;
-    ``false``: report raw scores), `threads`, `cache_size`."""
+    ``false``: report raw scores), `reference_model` (JSON path: the answer-correctness
+    model), `threads`, `cache_size`."""
 
     name = "embedded-minilm-v1"
 
@@ -113,6 +115,7 @@ class MiniLMJudge:
         batch_size: int = 8,
         max_sentences: int = 200,
         score_maps: str | Path | bool | None = None,
+        reference_model: str | None = None,
     ) -> None:
         if threads < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:
             raise ValueError(
@@ -132,6 +135,10 @@ class MiniLMJudge:
                 self.score_maps = load_score_maps(where, calibration_sha256=sha)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"embedded judge score_maps {where or ''}: {exc}") from None
+        try:
+            self.reference_model = load_reference_model(reference_model)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"embedded judge reference_model {reference_model}: {exc}") from None
         self.encoder = Encoder(threads, cache_size, batch_size)
         self.max_sentences = max_sentences
 
@@ -171,6 +178,11 @@ class MiniLMJudge:
             out.append(max(float((block @ vecs[0]).max()), float(centroid @ vecs[0])))
             pos += len(parts)
         return out
+
+    def align(self, response: str, expected: str) -> Alignment:
+        """`response` aligned statement by statement with the `expected` answer
+        (:mod:`monitors.judges.reference_alignment`): answer correctness, locally."""
+        return align(self.encoder.embed, self.reference_model, response, expected)
 
     def claims(self, text: str, contexts: Sequence[str], known: Sequence[str] = ()) -> list[Claim]:
         """The scored claims of `text` against `contexts` (anchors also against `known`)."""

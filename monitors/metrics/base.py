@@ -30,8 +30,17 @@ __all__ = [
 ]
 
 
-Input = Literal["query", "response", "context", "citations", "history_or_case"]
-INPUTS: tuple[str, ...] = ("query", "response", "context", "citations", "history_or_case")
+Input = Literal["query", "response", "context", "citations", "history_or_case", "reference"]
+#: "reference": `labels.expected_answer` or `labels.required_information`
+#: (:mod:`stream.contract.reference`); metrics that need it are *reference-based*
+INPUTS: tuple[str, ...] = (
+    "query",
+    "response",
+    "context",
+    "citations",
+    "history_or_case",
+    "reference",
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,11 @@ class MetricOutcome:
     # False: the judge's own scale (LLM verdict shares, uncalibrated embedded metrics)
     calibrated: bool = False
     raw_score: float | None = None
+    # statement-level verdicts and the like (scorecard only; bounded by the metric)
+    details: dict[str, Any] | None = None
+    # scored against the turn's reference (labels.expected_answer ...): exported for
+    # reference turns, which never join the population of unlabelled traffic
+    reference_based: bool = False
 
     @property
     def severity(self) -> str | None:
@@ -68,13 +82,17 @@ class MetricOutcome:
             )
             if self.calibrated and self.raw_score is not None:
                 out["raw_score"] = round(float(self.raw_score), 4)
+            if self.details:
+                out["details"] = self.details
         else:
             out["reason"] = self.reason
         return out
 
 
 def missing_inputs(event: Event, needs: frozenset[str]) -> list[str]:
+    reference = event.reference if "reference" in needs else None
     present = {
+        "reference": reference is not None and reference.present,
         "query": bool(event.query.strip()),
         "response": bool(event.response.strip()),
         "context": bool(event.retrieved_context),

@@ -31,6 +31,7 @@ __all__ = [
     "TwoPathMetric",
     "ask",
     "calibrated",
+    "combine_calls",
     "distinct_calls",
     "embedded_call",
     "errored",
@@ -86,6 +87,18 @@ def calibrated(outcomes: list[MetricOutcome], judge: object) -> list[MetricOutco
     return out
 
 
+def combine_calls(first: JudgeCall, second: JudgeCall) -> JudgeCall:
+    """The accounting of one logical call made of two LLM calls (a two-step metric)."""
+    return replace(
+        second,
+        prompt_tokens=first.prompt_tokens + second.prompt_tokens,
+        completion_tokens=first.completion_tokens + second.completion_tokens,
+        latency_s=first.latency_s + second.latency_s,
+        cost_usd=first.cost_usd + second.cost_usd,
+        attempts=first.attempts + second.attempts,
+    )
+
+
 def distinct_calls(outcomes: Iterable[MetricOutcome]) -> list[JudgeCall]:
     """The judge calls behind `outcomes`, each once (outcomes of one call share it)."""
     seen: dict[int, JudgeCall] = {}
@@ -127,6 +140,8 @@ class TwoPathMetric:
     needs: frozenset[str] = frozenset()
     outputs: tuple[str, ...] = ()
     prompt_name: str = ""
+    #: only an LLM judge can compute it: the embedded judge skips it with this reason
+    llm_only: bool = False
 
     def __init__(
         self,
@@ -143,7 +158,16 @@ class TwoPathMetric:
         return None
 
     async def __call__(self, event: Event, judge: LLMJudge | EmbeddedJudge) -> list[MetricOutcome]:
+        outcomes = await self._outcomes(event, judge)
+        if "reference" in self.needs:  # exported apart from the population (base.py)
+            outcomes = [replace(o, reference_based=True) for o in outcomes]
+        return outcomes
+
+    async def _outcomes(self, event: Event, judge: LLMJudge | EmbeddedJudge) -> list[MetricOutcome]:
         name = judge.name
+        reference = event.reference if "reference" in self.needs else None
+        if reference is not None and reference.problems:
+            return skipped(self.outputs, reference.problems[0], name)
         missing = missing_inputs(event, self.needs)
         if missing:
             return skipped(self.outputs, "missing: " + ", ".join(missing), name)
@@ -154,6 +178,8 @@ class TwoPathMetric:
             if isinstance(judge, LLMJudge):
                 return await self.with_llm(event, judge)
             if isinstance(judge, EmbeddedJudge):
+                if self.llm_only:
+                    return skipped(self.outputs, "requires an LLM judge", name)
                 return calibrated(await self.with_embedded(event, judge), judge)
         except JudgeError as err:
             return errored(self.outputs, err, name)

@@ -37,10 +37,12 @@ def load_human(
             continue  # unlabelled events are not part of the calibration
         if not isinstance(raw, dict):
             raise InputError(f"line {n}: labels.human must be an object {{metric: value}}")
-        try:
-            labels = {str(k): parse_human(v) for k, v in raw.items()}
+        try:  # "overall" is the reviewer's verdict on the turn, not a metric's label
+            labels = {str(k): parse_human(v) for k, v in raw.items() if k != "overall"}
         except ValueError as exc:
             raise InputError(f"line {n}: labels.human: {exc}") from None
+        if not labels:
+            continue
         if event.event_id in human:
             raise InputError(f"line {n}: event_id {event.event_id!r} appears twice")
         events.append(event)

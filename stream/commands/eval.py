@@ -10,7 +10,14 @@ from typing import Any
 from stream.commands.args import InputError, eprint, key_value, rate
 from stream.runtime.settings import ConfigError, Settings
 
-__all__ = ["add_calibrate_parser", "add_eval_parser", "cmd_calibrate", "cmd_eval"]
+__all__ = [
+    "add_calibrate_parser",
+    "add_eval_parser",
+    "check_outputs",
+    "cmd_calibrate",
+    "cmd_eval",
+    "write_reports",
+]
 
 EXIT_USAGE = 2
 
@@ -70,7 +77,8 @@ def add_calibrate_parser(sub: Any) -> None:
     )
 
 
-def _check_outputs(kind: str, outputs: list[str]) -> None:
+def check_outputs(kind: str, outputs: list[str]) -> None:
+    """InputError unless every output's suffix has a renderer for reports of `kind`."""
     from exporters.reports import report_formats
 
     formats = report_formats(kind)
@@ -79,7 +87,8 @@ def _check_outputs(kind: str, outputs: list[str]) -> None:
             raise InputError(f"--output {out}: the suffix must be one of {formats}")
 
 
-def _write_all(report: dict[str, Any], outputs: list[str]) -> None:
+def write_reports(report: dict[str, Any], outputs: list[str]) -> None:
+    """Render `report` into every output (format by suffix)."""
     from exporters.reports import write_report
 
     for out in outputs:
@@ -108,7 +117,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     from stream.commands.evaluate import judging_for, load_labels, read_lines, run_eval
 
     try:
-        _check_outputs("eval", args.output)
+        check_outputs("eval", args.output)
         baseline = _load_baseline(args.baseline) if args.baseline else None
         labels = load_labels(args.labels) if args.labels else {}
         lines = read_lines(args.input)
@@ -141,7 +150,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
         extra,
         args.fail_on_regression,
     )
-    _write_all(report, args.output)
+    write_reports(report, args.output)
     eprint(f"ragpulse eval: {summary_line(report)}")
     return exit_code(report, args.fail_on_regression)
 
@@ -152,7 +161,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     from stream.commands.evaluate import read_lines
 
     try:
-        _check_outputs("calibration", args.output)
+        check_outputs("calibration", args.output)
         events, human = load_human(read_lines(args.input), settings.limits)
         if not human:
             raise InputError(f"{args.input}: no event carries labels.human")
@@ -175,7 +184,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     report = build_calibration(
         human, judges, thresholds, args.kappa_target, extra={"input": args.input}
     )
-    _write_all(report, args.output)
+    write_reports(report, args.output)
     flagged = report["flagged"]
     eprint(f"ragpulse calibrate: {len(human)} labelled events, {len(flagged)} below κ target")
     return EXIT_GATE_FAILED if flagged else 0

@@ -19,6 +19,7 @@ from monitors.evaluation import EventRecord, InputStats, JudgeStats
 from monitors.metrics.common import distinct_calls
 from stream.commands.args import InputError
 from stream.contract.events import parse_event
+from stream.contract.reference import reference_of
 from stream.runtime.filesource import open_input
 from stream.runtime.judging import JudgeResult, JudgeService
 from stream.runtime.judging_build import build_judging
@@ -144,11 +145,14 @@ def run_eval(
         if hit:
             matched.add(str(event["event_id"]))
         record = _record(result.scorecard, (event.get("labels") or {}).get("category"))
+        ref = reference_of(event.get("labels") if isinstance(event.get("labels"), dict) else None)
+        record.reference = ref is not None and ref.present
         if judging is not None:
             parsed = parse_event(raw, settings.limits)
-            if position(parsed) < sample_rate:
+            # reference turns are always judged, as the sidecar's sampler does
+            if record.reference or position(parsed) < sample_rate:
                 started = time.perf_counter()
-                judged = judging.judge_now(parsed)
+                judged = judging.judge_now(parsed, "reference" if record.reference else "base")
                 run.judge.latencies_s.append(time.perf_counter() - started)
                 _add_judged(record, judged, run.judge)
                 run.input.judged += 1

@@ -8,22 +8,28 @@
   give up) and one backoff policy that honours Retry-After (not re-exported here: it
   imports httpx and aiokafka, which a detector has no use for);
 - :mod:`stream.contract.scales`: severity bands and gate tiers;
-- :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name.
+- :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name;
+- :mod:`stream.contract.reference`: the reference (expected answer, required
+  information) a golden or labelled turn carries in `labels`.
 """
 
 from stream.contract.events import Event, EventLimits, InvalidEvent, parse_event
 from stream.contract.failure_modes import FAILURE_MODES
+from stream.contract.reference import REFERENCE_FIELDS, Reference, reference_of
 from stream.contract.registry import Registry
 from stream.contract.scales import GATES, SEVERITY_BANDS, severity
 
 __all__ = [
     "FAILURE_MODES",
     "GATES",
+    "REFERENCE_FIELDS",
     "SEVERITY_BANDS",
     "Event",
     "EventLimits",
     "InvalidEvent",
+    "Reference",
     "Registry",
     "parse_event",
+    "reference_of",
     "severity",
 ]

@@ -17,6 +17,8 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic import ValidationInfo as _Info
 
+from stream.contract.reference import Reference, reference_of
+
 __all__ = [
     "Case",
     "Chunk",
@@ -150,6 +152,11 @@ class Event(BaseModel):
     def expected_behavior(self) -> str | None:
         value = (self.labels or {}).get("expected_behavior")
         return value if isinstance(value, str) else None
+
+    @property
+    def reference(self) -> Reference | None:
+        """The golden/labelled reference in `labels` (:mod:`stream.contract.reference`)."""
+        return reference_of(self.labels)
 
 
 class _TooLarge(ValueError):

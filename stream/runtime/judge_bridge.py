@@ -2,7 +2,9 @@
 
 `submit` hands a sampled event to the judge service and never waits (a full queue drops
 and counts). The judge thread's results come back on the event loop: the sampler's cost
-budget, the drift streams on judge scores (population turns only) and the scorecard
+budget, the drift streams on judge scores (the scores that feed the aggregates: population
+turns, and the reference-based scores of reference turns; see
+:mod:`exporters.judge_metrics`) and the scorecard
 update on `rag.scores`. `close` stops taking events, lets the queue finish within its
 deadline and publishes what was produced.
 """
@@ -67,8 +69,8 @@ class JudgeBridge:
             calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
             sampler.record_cost(sum(c.cost_usd for c in calls.values()))
         drift = self.pipeline.drift
-        if drift is not None and result.population:  # boosted turns would bias the streams
-            scores = {o.metric: o.score for o in result.outcomes if o.score is not None}
+        scores = result.aggregate_scores()  # boosted turns would bias the streams
+        if drift is not None and scores:
             for alarm in drift.observe_scores(scores, result.service):
                 self.pipeline.alarm(alarm)
                 self.track(self._publish_alarm(alarm))

@@ -30,6 +30,7 @@ from exporters.judge_metrics import (
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.judges.base import EmbeddedJudge, LLMJudge
+from monitors.judges.settings import CompoundSettings
 from monitors.metrics.base import JudgeMetric, MetricOutcome
 from stream.contract.events import Event
 
@@ -59,6 +60,7 @@ class JudgeService:
         windows_s: Mapping[str, float] | None = None,
         clock: Callable[[], float] = time.time,
         tracer: trace.Tracer | None = None,
+        compound: Mapping[str, float] | None = None,
     ) -> None:
         self.judge = judge
         self.tracer = tracer or trace.get_tracer("ragpulse")
@@ -69,7 +71,9 @@ class JudgeService:
         self.otel = events or OtelEvents()
         self.gates = gates
         windows = windows_s or {"5m": 300.0, "1h": 3600.0}
+        self.compound = CompoundSettings(weights=dict(compound or {}))
         self.exporter = JudgeExporter(judge.name, prom, self.otel, windows, clock)
+        self.exporter.declare_compound(self.compound.weights)
         self.rolling = self.exporter.rolling
         self._pending = 0
         self._lock = threading.Lock()
@@ -153,6 +157,8 @@ class JudgeService:
                 outcomes.extend(run)
         gates = dict(self.gates(outcomes)) if self.gates is not None else {}
         result = JudgeResult(event.event_id, event.service, outcomes, gates, reason)
+        result.compound = self.compound.score(result.scores())
+        result.compound_inputs = tuple(m for m, w in self.compound.weights.items() if w > 0)
         self.exporter.export(event.event_id, result)
         return result
 

@@ -53,11 +53,26 @@ def build_judging(
         raise ConfigError(
             f"judge.metric_options names metrics that are not enabled: {unknown}{hint}"
         )
+    outputs = {o for m in built for o in m.outputs}
+    unscored = sorted(set(js.compound.weights) - outputs)
+    if unscored:
+        raise ConfigError(
+            f"judge.compound.weights names scores no enabled metric produces: {unscored}; "
+            f"enabled outputs: {sorted(outputs)}"
+        )
     gates = settings.gates
 
     def evaluate(outcomes: Sequence[MetricOutcome]) -> Mapping[str, bool | None]:
         return evaluate_gates(outcomes, gates)
 
     return JudgeService(
-        judge, built, js.queue_size, js.concurrency, prom, events, evaluate, js.windows_s
+        judge,
+        built,
+        js.queue_size,
+        js.concurrency,
+        prom,
+        events,
+        evaluate,
+        js.windows_s,
+        compound=js.compound.weights,
     )

@@ -2,7 +2,10 @@
 
 The choice for a turn is a stable hash of its conversation id (salted) compared to the
 rate, so a sampled conversation is judged on all its turns, in every replica and after a
-restart. Boosts (detector hits, negative feedback, weak retrieval) raise a turn's rate; a
+restart. A turn that carries a reference (`labels.expected_answer` or
+`labels.required_information`: a golden/canary replay or a reviewed turn) is always
+chosen, within the budget, with reason ``reference``; it never joins the population.
+Boosts (detector hits, negative feedback, weak retrieval) raise a turn's rate; a
 boosted turn that the base/stratum rate selects anyway keeps reason base/stratum, so the
 turns with those reasons are an unbiased sample (exporters.judge_metrics);
 two token buckets (judge calls per minute, dollars per hour) and the judge queue's fill
@@ -37,7 +40,14 @@ __all__ = [
     "TokenBucket",
 ]
 
-SAMPLED_REASONS = ("base", "stratum", "boost_detector", "boost_feedback", "boost_retrieval")
+SAMPLED_REASONS = (
+    "base",
+    "stratum",
+    "reference",
+    "boost_detector",
+    "boost_feedback",
+    "boost_retrieval",
+)
 DROPPED_REASONS = ("not_selected", "budget", "judge_backlog", "disabled")
 
 
@@ -132,6 +142,10 @@ class Sampler:
             return self._count(False, "disabled")
         if self._fill >= 1.0:
             return self._count(False, "judge_backlog")
+        if s.references and (ref := event.reference) is not None and ref.present:
+            # golden/labelled turns: few and valuable, judged whenever the budget allows,
+            # and never part of the population of unlabelled traffic
+            return self._spend("reference", bypass=False)
         rate, reason = self._rate(event)
         boost = self._boost(event, failure_modes, detectors)
         if boost is not None and self.position(event) < rate * self._scale:

@@ -95,6 +95,11 @@ class SamplerSettings(_Section):
     boosts_bypass_budget: bool = Field(
         False, description="boosted turns are judged even when the budget is spent"
     )
+    references: bool = Field(
+        True,
+        description="turns whose labels carry a reference (expected_answer, "
+        "required_information) are always judged, within the budget (reason reference)",
+    )
     budget: SamplerBudget = Field(
         default_factory=SamplerBudget, description="token buckets on judge calls and dollars"
     )

@@ -19,7 +19,11 @@ from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models import prometheus as prom_model
 
 from exporters.dashboard import DRIFT_ANNOTATION_EXTRAS, render_dashboard
+from exporters.dashboard_panels import REFERENCE_PANEL_METRICS
+from exporters.prometheus import Metrics
 from exporters.rules import AlertSettings
+from monitors.evaluation.reference_summary import REFERENCE_METRICS
+from stream.runtime.sampler import SAMPLED_REASONS
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
 CONCRETE = {
@@ -102,6 +106,7 @@ def test_layout_ids_and_datasource_references(alerts: AlertSettings) -> None:
         "Stream",
         "Detectors",
         "Judge metrics, gates and drift",
+        "Reference-based quality (golden / labelled turns)",
         "Judge",
     ]
     for p in panels(board):
@@ -256,3 +261,113 @@ def test_drift_alarms_as_state_timeline_and_annotation() -> None:
     assert drift["tagKeys"] == "metric,detector,service"
     builtin = next(a for a in board["annotations"]["list"] if a.get("builtIn") == 1)
     assert builtin["datasource"]["type"] == "grafana"
+
+
+def exposed_names() -> set[str]:
+    """Every series name the exporter's registry can expose (families with no child yet
+    included): counters as _total, histograms as _bucket/_sum/_count, info as _info."""
+    suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_sum", "_count"],
+                "info": ["_info"], "summary": ["_sum", "_count"], "gauge": [""]}  # fmt: skip
+    return {
+        family.name + suffix
+        for family in Metrics().registry.collect()
+        for suffix in suffixes[family.type]
+    }
+
+
+@pytest.mark.parametrize("alerts", SETTINGS, ids=["default", "no-aggregate-labels"])
+def test_every_query_names_only_families_the_exporter_registers(alerts: AlertSettings) -> None:
+    exposed = exposed_names()
+    assert {"ragpulse_compound_score", "ragpulse_compound_weight"} <= exposed
+    for name, expr in queries(render_dashboard(alerts)).items():
+        used = set(re.findall(r"\bragpulse_\w+", expr))
+        assert used, f"{name}: {expr}"
+        assert used <= exposed, f"{name} reads unregistered series {used - exposed}: {expr}"
+
+
+def test_reference_row_panels() -> None:
+    board = render_dashboard()
+    row_ids = [p["id"] for p in board["panels"] if p["type"] == "row"]
+    rows = {p["id"]: p["title"] for p in board["panels"] if p["type"] == "row"}
+    start = next(i for i, t in rows.items() if t.startswith("Reference-based quality"))
+    end = row_ids[row_ids.index(start) + 1]
+    row = {p["title"]: p for p in panels(board) if start < p["id"] < end}
+    assert list(row) == [
+        "Reference-based score mean (1h)", "Compound score", "Compound weights",
+        *(f"Reference severity bands: {m}" for m in REFERENCE_PANEL_METRICS),
+        "Reference turns judged/min", "Tonality mean (1h)",
+    ]  # fmt: skip
+    assert set(REFERENCE_PANEL_METRICS) <= set(REFERENCE_METRICS)
+    assert "reference" in SAMPLED_REASONS
+    mean = row["Reference-based score mean (1h)"]["targets"][0]["expr"]
+    assert 'metric=~"answer_correctness|answer_f1|dece_f2"' in mean and "[1h]" in mean
+    assert "ragpulse_metric_score_sum" in mean and "ragpulse_metric_score_count" in mean
+    compound = row["Compound score"]["targets"][0]["expr"]
+    assert compound.startswith("avg by (window) (ragpulse_compound_score{")
+    weights = row["Compound weights"]
+    assert weights["type"] == "bargauge" and weights["targets"][0]["instant"]
+    assert "ragpulse_compound_weight" in weights["targets"][0]["expr"]
+    assert weights["options"]["reduceOptions"]["calcs"] == ["lastNotNull"]
+    turns = row["Reference turns judged/min"]["targets"][0]["expr"]
+    assert "ragpulse_sampled_total{" in turns and 'reason="reference"' in turns
+    assert 'metric="tonality"' in row["Tonality mean (1h)"]["targets"][0]["expr"]
+    for m in REFERENCE_PANEL_METRICS:
+        bands = row[f"Reference severity bands: {m}"]
+        assert [t["legendFormat"] for t in bands["targets"]] == [
+            "severe", "moderate", "minor", "none"
+        ]  # fmt: skip
+        assert all(f'metric="{m}"' in t["expr"] for t in bands["targets"])
+        assert bands["fieldConfig"]["defaults"]["custom"]["stacking"]["mode"] == "percent"
+    for title in ("Reference-based score mean (1h)", "Compound score", "Tonality mean (1h)"):
+        defaults = row[title]["fieldConfig"]["defaults"]
+        assert (defaults["min"], defaults["max"], defaults["unit"]) == (0, 1, "none"), title
+
+
+def test_reference_panels_compute_the_expected_values(tmp_path: Path) -> None:
+    """promtool evaluates the reference row on synthetic series of two replicas."""
+    by_title = {p["title"]: p for p in panels(render_dashboard())}
+    every = {name: ".*" for name in CONCRETE}
+    pods = ['namespace="rag", job="ragpulse", instance="a"',
+            'namespace="rag", job="ragpulse", instance="b"']  # fmt: skip
+    bucket = 'ragpulse_metric_score_bucket{%s, metric="answer_correctness", le="%s"}'
+    series: dict[str, str] = {}
+    for pod in pods:  # per replica per minute: 240 golden turns, answer_correctness sum 180
+        series[f'ragpulse_metric_score_sum{{{pod}, metric="answer_correctness"}}'] = _counter(180)
+        series[f'ragpulse_metric_score_count{{{pod}, metric="answer_correctness"}}'] = _counter(240)
+        for le, n in [("0.3", 60), ("0.6", 120), ("0.85", 180), ("1.0", 240), ("+Inf", 240)]:
+            series[bucket % (pod, le)] = _counter(n)
+        series[f'ragpulse_sampled_total{{{pod}, reason="reference"}}'] = _counter(60)
+        series[f'ragpulse_sampled_total{{{pod}, reason="base"}}'] = _counter(600)
+        series[f'ragpulse_compound_weight{{{pod}, metric="faithfulness"}}'] = "0.25x70"
+    series[f'ragpulse_compound_score{{{pods[0]}, window="5m"}}'] = "0.7x70"
+    series[f'ragpulse_compound_score{{{pods[1]}, window="5m"}}'] = "0.9x70"
+
+    def expect(title: str, ref: str, samples: list[tuple[str, float]]) -> dict[str, Any]:
+        target = next(t for t in by_title[title]["targets"] if t["refId"] == ref)
+        return {
+            "expr": substitute(target["expr"], every),
+            "eval_time": "60m",
+            "exp_samples": [{"labels": lbl, "value": v} for lbl, v in samples],
+        }
+
+    bands = "Reference severity bands: answer_correctness"
+    tests = [
+        expect("Reference-based score mean (1h)", "A", [('{metric="answer_correctness"}', 0.75)]),
+        *[expect(bands, ref, [("{}", 2)]) for ref in "ABCD"],  # 1/s per band and replica
+        expect("Reference turns judged/min", "A", [("{}", 120)]),
+        expect("Compound score", "A", [('{window="5m"}', 0.8)]),
+        expect("Compound weights", "A", [('{metric="faithfulness"}', 0.25)]),
+    ]
+    test = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series.items()],
+                "promql_expr_test": tests,
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
+    assert "SUCCESS" in promtool("test", "rules", tmp_path / "test.yaml")

@@ -89,6 +89,22 @@ MUST_FIRE = {("it-support", "invented_identifier"), ("earnings-qa", "training_cu
 #: docs/dashboards.md ("Checked against a real Prometheus")
 EXEMPT: dict[tuple[str, str], str] = {
     ("Judge error ratio", "A"): "needs a judge_error outcome; the embedded judge does not fail",
+    **{
+        (title, "A"): "the demo traffic carries no reference (labels.expected_answer); "
+        "tests/stream/runtime/test_reference_turns.py exports these series"
+        for title in (
+            "Reference-based score mean (1h)",
+            "Compound score",
+            "Compound weights",
+            "Reference turns judged/min",
+        )
+    },
+    **{
+        (f"Reference severity bands: {metric}", ref): "no reference turns in the demo"
+        for metric in ("answer_correctness", "answer_f1", "dece_f2")
+        for ref in "ABCD"
+    },
+    ("Tonality mean (1h)", "A"): "tonality needs an LLM judge and guidelines",
 }
 
 

@@ -76,3 +76,41 @@ def test_calibration_markdown_lists_flagged_metrics_and_confusions() -> None:
     assert "| 0.133 | 0.5 | **below target** |" in md and "ECE 0.133" in md
     assert "| 0.1-0.2 | 4 | 0.100 | 0.250 |" in md and "| 0.9-1 | 2 | 0.900 | 1.000 |" in md
     assert json.loads(render_report(report, ".json"))["flagged"][0]["metric"] == "faithfulness"
+
+
+def reference_report(baseline: dict[str, Any] | None = None, shift: float = 0.0) -> dict[str, Any]:
+    """Six golden turns with answer_correctness (and F1 on four), one unlabelled turn."""
+    records = [
+        EventRecord(f"g{i}", None, [], True,
+                    {"faithfulness": 0.9, "answer_correctness": 0.2 + 0.15 * i - shift,
+                     **({"answer_f1": 0.5} if i < 4 else {})}, reference=True)
+        for i in range(6)
+    ]  # fmt: skip
+    records.append(EventRecord("p", None, [], True, {"faithfulness": 0.8}))
+    return build_report(
+        records, InputStats(path="golden.jsonl", lines=7, scored=7, judged=7), JudgeStats(),
+        GateSettings(), gate_floors(["critical"], 0.0, {}), baseline=baseline,
+    )  # fmt: skip
+
+
+def test_markdown_shows_the_reference_section_with_baseline_verdicts() -> None:
+    plain = render_report(eval_report(), ".md")
+    assert "Reference-based quality" not in plain  # no reference-based score: no section
+    report = reference_report(baseline=reference_report(), shift=0.1)
+    md = render_report(report, ".md")
+    section = md.split("\n## Reference-based quality\n", 1)[1].split("\n## ", 1)[0]
+    assert "6 events carry a reference" in section and "6 have a reference-based score" in section
+    header = "| metric | scored | mean | 95 % CI | severe | moderate | minor | none |"
+    assert header + " judge errors | vs baseline |" in section
+    # 0.1 .. 0.85: severe 0.1, 0.25; moderate 0.4, 0.55; minor 0.7, 0.85
+    assert "| answer_correctness | 6 | 0.475 |" in section
+    assert "| 33.3 % | 33.3 % | 33.3 % | 0.0 % | 0 | no significant change |" in section
+    assert "| answer_f1 | 4 | 0.500 |" in section and "faithfulness" not in section
+    assert md.index("## Judge metrics") < md.index("## Reference-based quality")
+    assert "| vs baseline |" not in render_report(reference_report(), ".md")
+
+
+def test_html_shows_the_reference_section() -> None:
+    html = render_report(reference_report(), ".html")
+    assert '<h2 id="reference">Reference-based quality</h2>' in html
+    assert "labels.expected_answer" in html and "<td>answer_correctness</td>" in html

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import helm_python as helm
 import pytest
+import yaml
 
+from monitors.metrics import create_metric
+from stream.runtime.settings import Settings, load_settings
 from tests.helm.manifests import CHART, notes, one, ragpulse_container, render, validate_all
 
 FAKE_SECRET = "s3cr3t-Do-Not-Render-7f1c"
@@ -149,3 +154,63 @@ def test_example_refuses_an_inline_secret_too(example: helm.Chart) -> None:
 def test_notes_warn_when_sasl_has_no_password(chart: helm.Chart) -> None:
     assert "WARNING" in notes(chart, {"config": SECRETS["config"]})
     assert "WARNING" not in notes(chart, SECRETS)
+
+
+def _config(chart: helm.Chart, values: dict[str, Any] | None = None) -> dict[str, Any]:
+    config: dict[str, Any] = yaml.safe_load(
+        one(render(chart, values), "ConfigMap")["data"]["config.yaml"]
+    )
+    return config
+
+
+def test_compound_weights_and_reference_sampling_mirror_the_settings(
+    chart: helm.Chart, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in [k for k in os.environ if k.startswith("RAGPULSE_")]:
+        monkeypatch.delenv(key)
+    default = _config(chart)
+    assert default["judge"] == {"compound": {"weights": {}}}
+    assert default["sampling"] == {"references": True}
+    assert Settings().sampling.references and Settings().judge.compound.weights == {}
+    weights = {"faithfulness": 0.45, "answer_correctness": 0.55}
+    guidelines = ["Address the user formally.", "Do not promise delivery dates."]
+    values = {"config": {"judge": {"compound": {"weights": weights},
+                                   "metric_options": {"tonality": {"guidelines": guidelines}}},
+                         "sampling": {"references": False}}}  # fmt: skip
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(_config(chart, values)))
+    settings = load_settings(path)
+    assert settings.judge.compound.weights == weights
+    assert settings.judge.metric_options == {"tonality": {"guidelines": guidelines}}
+    assert settings.sampling.references is False
+
+
+def test_the_commented_tonality_example_is_valid_settings() -> None:
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    start = lines.index("    # metric_options:")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("    # "):
+            break
+        block.append(line.replace("# ", "", 1)[4:])
+    options = yaml.safe_load("\n".join(block))["metric_options"]
+    assert options["tonality"]["guidelines"]
+    judge = Settings.model_validate({"judge": {"metric_options": options}}).judge
+    tonality = create_metric("tonality", **judge.metric_options["tonality"])
+    assert tonality.guidelines == options["tonality"]["guidelines"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"judge": {"compound": {"weights": {"faithfulness": -1}}}}, "compound/weights"),
+        ({"judge": {"compound": {"weights": {"faithfulness": "high"}}}}, "want number"),
+        ({"sampling": {"references": "yes"}}, "at '/config/sampling/references'"),
+    ],
+)
+def test_schema_checks_weights_and_references(
+    chart: helm.Chart, values: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(helm.HelmValuesError) as info:
+        render(chart, {"config": values})
+    assert message in str(info.value)

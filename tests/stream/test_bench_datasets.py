@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import adapt, available, validate
+from bench.datasets import DATA, adapt, available, validate
 from bench.datasets.__main__ import main
+from bench.datasets.truthfulqa import normalise
 
 _XS_COLS = [
     "id",
@@ -140,11 +141,49 @@ def data(tmp_path: Path) -> Path:
         },
     ]
     (he / "general_data.json").write_text("".join(json.dumps(g) + "\n" for g in gen), "utf-8")
+    _write_truthfulqa(tmp_path)
     return tmp_path
 
 
+_TQA_COLS = [
+    "Type",
+    "Category",
+    "Question",
+    "Best Answer",
+    "Correct Answers",
+    "Incorrect Answers",
+    "Source",
+]
+
+
+def _write_truthfulqa(root: Path, questions: int = 8) -> None:
+    """`questions` TruthfulQA rows; the best answer recurs in `Correct Answers` with another
+    case, spacing and a trailing period, as upstream; row 0 ends a cell with ``;``."""
+    (root / "truthfulqa").mkdir()
+    rows = [
+        [
+            "Adversarial",
+            "Misconceptions",
+            f"What happens if you swallow seed number {n}?",
+            f"The seed {n} passes through you",
+            f"Nothing happens; the  SEED {n} passes through you.; It is excreted" + ";" * (n == 0),
+            f"A plant grows in you; You die {n}",
+            "https://example.org",
+        ]
+        for n in range(questions)
+    ]
+    _write_csv(root / "truthfulqa" / "truthfulqa.csv", _TQA_COLS, rows)
+
+
 def test_every_adapter_gives_valid_labelled_events(data: Path) -> None:
-    assert available() == ["faithbench", "halueval_general", "halueval_qa", "ragtruth", "xstest"]
+    assert available() == [
+        "faithbench",
+        "halueval_general",
+        "halueval_qa",
+        "ragtruth",
+        "truthfulqa",
+        "xstest",
+    ]
     for name in available():
         events = list(adapt(name, "all", data))
         assert events, name
@@ -190,13 +229,57 @@ def test_mapping_follows_the_readmes(data: Path) -> None:
     assert [e["labels"]["hallucinated"] for e in fb] == [False, True]
     assert fb[1]["labels"]["baselines"] == {"hhem-2.1": 0.2, "gpt_4o": 0.0}
     qa = list(adapt("halueval_qa", "all", data))
-    assert [(e["response"], e["labels"]["human"]["faithfulness"]) for e in qa] == [
-        ("Delhi", True),
-        ("Mumbai.", False),
+    assert [(e["response"], e["labels"]["human"]) for e in qa] == [
+        ("Delhi", {"faithfulness": True, "overall": True}),
+        ("Mumbai.", {"faithfulness": False, "overall": False}),
     ]
     gen = list(adapt("halueval_general", "all", data))
     assert [e["labels"]["hallucinated"] for e in gen] == [True, False]
     assert all("human" not in e["labels"] for e in gen)  # no context: no judge metric applies
+
+
+def test_truthfulqa_one_event_per_non_best_answer(data: Path) -> None:
+    events = list(adapt("truthfulqa", "all", data))
+    assert len(events) == 8 * 4  # 2 correct (the best answer left out) + 2 incorrect each
+    for raw in events:
+        validate(raw)
+        lab = raw["labels"]
+        ok = lab["category"] == "correct"
+        assert raw["event_id"].startswith(f"truthfulqa:{lab['pair']}:{'c' if ok else 'i'}")
+        assert lab["human"] == {"overall": ok, "answer_correctness": ok}
+        assert lab["expected_answer"] == f"The seed {lab['pair']} passes through you"
+        assert raw["query"] == f"What happens if you swallow seed number {lab['pair']}?"
+        assert lab["topic"] == "Misconceptions" and lab["dataset"] == "truthfulqa"
+        assert "retrieved_context" not in raw
+        assert "seed" not in raw["response"].lower()  # never the best answer, in any spelling
+        assert normalise(raw["response"]) != normalise(lab["expected_answer"])
+    first = {e["event_id"]: e["response"] for e in events if e["labels"]["pair"] == 0}
+    assert first == {
+        "truthfulqa:0:c1": "Nothing happens",
+        "truthfulqa:0:c3": "It is excreted",
+        "truthfulqa:0:i1": "A plant grows in you",
+        "truthfulqa:0:i2": "You die 0",
+    }
+    sides: dict[str, set[str]] = {"dev": set(), "test": set()}
+    for side in sides:
+        for raw in adapt("truthfulqa", side, data):
+            assert raw["labels"]["split"] == side
+            sides[side].add(raw["query"])
+    assert sides["dev"] and sides["test"] and not sides["dev"] & sides["test"]
+    assert sides["dev"] | sides["test"] == {e["query"] for e in events}
+
+
+@pytest.mark.skipif(not (DATA / "truthfulqa").is_dir(), reason="shared datasets absent")
+def test_truthfulqa_on_the_shared_copy() -> None:
+    events = list(adapt("truthfulqa", "all"))
+    questions: dict[str, set[str]] = {"dev": set(), "test": set()}
+    for raw in events:
+        lab = validate(raw).labels or {}
+        assert normalise(raw["response"]) != normalise(lab["expected_answer"])
+        questions[lab["split"]].add(raw["query"])
+    assert len(questions["dev"] | questions["test"]) == 404
+    assert not questions["dev"] & questions["test"]
+    assert len({e["event_id"] for e in events}) == len(events)
 
 
 def test_cli_moves_labels_to_their_own_file(data: Path, tmp_path: Path) -> None:

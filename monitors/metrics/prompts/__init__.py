@@ -34,10 +34,27 @@ __all__ = [
     "event_fields",
     "format_context",
     "load_prompt",
+    "numbered",
+    "reference_fields",
     "tag",
 ]
 
-_TAGS = ("query", "response", "context", "chunk", "history", "case", "sentence", "item")
+_TAGS = (
+    "query",
+    "response",
+    "context",
+    "chunk",
+    "history",
+    "case",
+    "sentence",
+    "item",
+    "expected_answer",
+    "required_information",
+    "helpful_information",
+    "statements",
+    "criteria",
+    "guidelines",
+)
 
 
 class PromptLimits(BaseModel):
@@ -51,6 +68,10 @@ class PromptLimits(BaseModel):
     max_history_messages: int = Field(6, ge=0, le=64, description="last N history messages")
     max_history_chars: int = Field(1000, ge=50, description="one history message")
     max_case_chars: int = Field(2000, ge=100, description="case subject+description+metadata")
+    max_items: int = Field(40, ge=1, le=200, description="listed statements / criteria")
+    max_list_chars: int = Field(
+        6000, ge=100, description="one list (required information, criteria...), in total"
+    )
 
 
 class _PromptFile(BaseModel):
@@ -183,4 +204,39 @@ def event_fields(event: Event, limits: PromptLimits) -> dict[str, str]:
         "context": format_context(event.retrieved_context, limits),
         "history": tag("history", _history(event, limits)),
         "case": tag("case", _case(event, limits)),
+    }
+
+
+def numbered(name: str, items: list[str], limits: PromptLimits, **attrs: str) -> str:
+    """``<name>`` holding ``1. item`` lines: the first `max_items` items, each clipped to
+    `max_chunk_chars`, while the list stays within `max_list_chars` (the first item is
+    always shown, clipped to that)."""
+    lines: list[str] = []
+    total = 0
+    for n, text in enumerate(items[: limits.max_items], 1):
+        line = f"{n}. {clip(' '.join(text.split()), limits.max_chunk_chars)}"
+        if lines and total + len(line) > limits.max_list_chars:
+            break
+        lines.append(clip(line, limits.max_list_chars))
+        total += len(line)
+    if len(items) > len(lines):
+        lines.append(f"[{len(items) - len(lines)} more not shown]")
+    return tag(name, "\n".join(lines) if lines else "(none)", **attrs)
+
+
+def reference_fields(event: Event, limits: PromptLimits) -> dict[str, str]:
+    """expected_answer, required_information, helpful_information: the turn's reference
+    (:mod:`stream.contract.reference`), bounded and tagged; "(none)" where absent."""
+    ref = event.reference
+    expected = ref.expected_answer if ref is not None else ""
+    return {
+        "expected_answer": tag(
+            "expected_answer", clip(expected, limits.max_text_chars) or "(none)"
+        ),
+        "required_information": numbered(
+            "required_information", list(ref.required_information) if ref else [], limits
+        ),
+        "helpful_information": numbered(
+            "helpful_information", list(ref.helpful_information) if ref else [], limits
+        ),
     }

@@ -98,3 +98,46 @@ def test_schema_mode_nested_output_and_concurrency(llama_server: str) -> None:
         call = reply.call
         expected = (call.prompt_tokens * 0.001 + call.completion_tokens * 0.002) / 1000
         assert call.cost_usd == pytest.approx(expected) and call.cost_usd > 0
+
+
+@pytest.mark.parametrize("metric", ["answer_correctness", "tonality"])
+def test_reference_and_tonality_prompts_run_on_the_real_server(
+    llama_server: str, metric: str
+) -> None:
+    """The new prompts and their strict schemas reach a real server and come back as a
+    score in [0, 1] or a bounded judge error with the server's token accounting: never an
+    exception, never an invented score (a 135M model is not expected to grade well)."""
+    from monitors.metrics import create_metric
+    from stream.contract.events import Event
+
+    event = Event.model_validate(
+        {
+            "event_id": "e1",
+            "query": "How tall is the Eiffel Tower?",
+            "response": "The Eiffel Tower is 330 metres tall.",
+            "labels": {"expected_answer": "It is 330 metres tall."},
+        }
+    )
+    options = (
+        {"guidelines": ["Be polite.", "Answer in one sentence."]} if metric == "tonality" else {}
+    )
+    built = create_metric(metric, **options)
+
+    async def go() -> list[Any]:
+        judge = OpenAIJudge(
+            base_url=llama_server, model="smollm2", response_format="json_object_schema", **SLOW_CPU
+        )
+        try:
+            result: list[Any] = await built(event, judge)
+            return result
+        finally:
+            await judge.aclose()
+
+    (out,) = asyncio.run(go())
+    assert out.status in ("scored", "judge_error"), out
+    if out.status == "scored":
+        assert 0.0 <= out.score <= 1.0
+    else:
+        assert out.reason in ("schema_violation", "invalid_json") and out.score is None
+    assert out.call is not None and out.call.prompt_tokens > 150
+    assert out.call.prompt_version == f"{metric}/v1"

@@ -103,3 +103,14 @@ def event(**fields: Any) -> Event:
     }
     data.update(fields)
     return Event.model_validate(data)
+
+
+#: options a metric cannot be built without (tonality refuses to start with no guidelines)
+REQUIRED_OPTIONS: dict[str, dict[str, Any]] = {
+    "tonality": {"guidelines": ["Address the customer politely.", "No slang."]}
+}
+
+
+def options_for(metric: str, **extra: Any) -> dict[str, Any]:
+    """What `create_metric(metric, ...)` needs in a test: REQUIRED_OPTIONS plus `extra`."""
+    return {**REQUIRED_OPTIONS.get(metric, {}), **extra}

@@ -8,6 +8,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from monitors.metrics import MetricOutcome, available_metrics, create_metric
 from monitors.metrics.gates import GATE_ACTIONS, GATES, GateSettings, evaluate_gates, gate_failures
+from tests.monitors.metrics.stubs import options_for
 
 
 def _s(metric: str, score: float) -> MetricOutcome:
@@ -30,7 +31,9 @@ def test_defaults() -> None:
 
 
 def test_default_gate_metrics_are_all_produced_by_built_in_metrics() -> None:
-    outputs = {o for name in available_metrics() for o in create_metric(name).outputs}
+    outputs = {
+        o for name in available_metrics() for o in create_metric(name, **options_for(name)).outputs
+    }
     assert GateSettings().unknown_metrics(outputs) == []
     assert GateSettings(critical=[{"metric": "typo", "min": 0.5}]).unknown_metrics(outputs) == [
         "typo"

@@ -10,17 +10,24 @@ from pydantic import ValidationError
 from monitors.metrics import available_metrics, available_prompts, create_metric, load_prompt
 from monitors.metrics.prompts import PromptLimits, clip, event_fields, tag
 from stream.contract.events import Event
-from tests.monitors.metrics.stubs import StubLLM, event, run
+from tests.monitors.metrics.stubs import StubLLM, event, options_for, run
 
 BUILT_IN = [
+    "answer_alignment/v1",
+    "answer_correctness/v1",
+    "answer_correctness_contextual/v1",
     "answer_relevance/v1",
+    "answer_statements/v1",
     "case_aware/v1",
     "citation_accuracy/v1",
     "citation_policy/v1",
     "context_relevance/v1",
+    "dece/v1",
+    "dece_criteria/v1",
     "faithfulness/v1",
     "rag_triad/v1",
     "source_policy_usage/v1",
+    "tonality/v1",
 ]
 
 
@@ -87,12 +94,22 @@ def _huge_event() -> Event:
         history=[{"role": "user", "content": big} for _ in range(64)],
         case={"subject": big, "description": big, "metadata": {"k": big}},
         citations=[{"marker": f"[{i}]", "source_id": f"c{i}"} for i in range(64)],
+        labels={
+            "expected_answer": big,
+            "required_information": [big] * 64,
+            "helpful_information": [big] * 64,
+        },
     )
 
 
 def _bound(metric: str, limits: PromptLimits) -> int:
     """Template text + what the limits admit of each field + tag/marker overhead."""
-    prompt = create_metric(metric).prompt  # type: ignore[attr-defined]
+    built = create_metric(metric, **options_for(metric))
+    prompt = built.prompt  # type: ignore[attr-defined]
+    # a reference: the expected answer, required and helpful information (numbered lists)
+    listed = limits.max_list_chars + 100
+    reference = (limits.max_text_chars + 60 + 2 * listed) if "reference" in built.needs else 0
+    guidelines = listed if metric == "tonality" else 0
     return (
         len(prompt.system)
         + len(prompt.user)
@@ -106,6 +123,8 @@ def _bound(metric: str, limits: PromptLimits) -> int:
         + 24 * (300 + 80)  # citation_accuracy: at most 24 cited sentences of 300 chars
         # citation_policy: up to max_chunks cited chunks plus up to max_chunks restricted ones
         + (limits.max_chunks * (limits.max_chunk_chars + 120) if metric == "citation_policy" else 0)
+        + reference
+        + guidelines
     )
 
 
@@ -117,7 +136,7 @@ def test_prompts_render_every_field_with_bounded_size(metric: str, limits: dict[
     """The largest valid event (> 2.6 M chars) gives a prompt bounded by the limits."""
     judge = StubLLM(lambda user: {})  # an empty reply does not validate; the prompt is recorded
     with pytest.raises(ValidationError):
-        run(create_metric(metric, limits=limits)(_huge_event(), judge))
+        run(create_metric(metric, **options_for(metric, limits=limits))(_huge_event(), judge))
     [sent] = judge.sent
     assert "${" not in sent.user and "${" not in sent.system
     assert "chars truncated]" in sent.user

@@ -9,7 +9,11 @@ from pydantic import BaseModel, ValidationError
 
 from monitors.metrics.case_aware import CaseAwareVerdict
 from monitors.metrics.citations import CitationAccuracyVerdict
+from monitors.metrics.correctness import HolisticVerdict
+from monitors.metrics.correctness_analytic import Statements, StatementVerdicts
+from monitors.metrics.dece import Criteria, DeceVerdict
 from monitors.metrics.source_policy import SourcePolicyVerdict
+from monitors.metrics.tonality import TonalityVerdict
 from monitors.metrics.triad import (
     AnswerRelevanceVerdict,
     ContextRelevanceVerdict,
@@ -23,6 +27,12 @@ MODELS: list[type[BaseModel]] = [
     CaseAwareVerdict,
     CitationAccuracyVerdict,
     SourcePolicyVerdict,
+    HolisticVerdict,
+    Statements,
+    StatementVerdicts,
+    Criteria,
+    DeceVerdict,
+    TonalityVerdict,
 ]
 SCORE_FIELDS = {"score", "relevance"}
 

@@ -184,3 +184,72 @@ def test_calibrate_rejects_bad_human_labels(tmp_path: Path) -> None:
            "labels": {"human": {"faithfulness": "awful"}}}  # fmt: skip
     path.write_text(json.dumps(row) + "\n")
     assert main(["calibrate", "-i", str(path), "-o", str(tmp_path / "c.json")]) == 2
+
+
+#: (question, expected answer, a right response, a wrong response)
+GOLDEN = [
+    ("How long are VPN tokens valid?", "VPN tokens are valid for 90 days.",
+     "VPN tokens expire after 90 days.", "VPN tokens never expire."),
+    ("Where do I reset my VPN token?", "Reset the VPN token from the self-service portal.",
+     "You reset the token from the self-service portal.",
+     "Only the Berlin office can reset tokens, by fax."),
+    ("What is the portal's address?", "The portal is at portal.example.com.",
+     "The portal is at portal.example.com.", "The portal is at intranet.example.org."),
+    ("Who approves a new laptop?", "Your line manager approves a new laptop.",
+     "A new laptop is approved by your line manager.", "Nobody approves laptops; buy one."),
+    ("How many days of leave do new staff get?", "New staff get 25 days of leave.",
+     "New staff receive 25 days of leave per year.", "New staff get 10 days of leave."),
+    ("Which port does the mail relay use?", "The mail relay listens on port 587.",
+     "The relay uses port 587.", "The relay uses port 25 only."),
+]  # fmt: skip
+
+
+def _golden(path: Path, right: bool) -> Path:
+    rows: list[dict[str, Any]] = [
+        {"event_id": f"ref-{i}", "conversation_id": f"c{i}", "query": q,
+         "response": good if right else bad,
+         "retrieved_context": [{"id": "kb", "content": gold}],
+         "labels": {"expected_answer": gold}}
+        for i, (q, gold, good, bad) in enumerate(GOLDEN)
+    ]  # fmt: skip
+    rows.append({"event_id": "plain", "query": "hi", "response": "Hello, how can I help?"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_eval_reports_reference_based_quality_and_its_regression(tmp_path: Path) -> None:
+    config = tmp_path / "ragpulse.yaml"
+    config.write_text("judge:\n  metrics: [faithfulness, answer_correctness, "
+                      "answer_correctness_analytic]\n")  # fmt: skip
+    base, cur = tmp_path / "base.json", tmp_path / "cur.json"
+    out = [cur, tmp_path / "cur.md", tmp_path / "cur.html"]
+    common = ["-c", str(config), "eval", "--judge", "embedded"]
+    assert main([*common, "-i", str(_golden(tmp_path / "right.jsonl", True)), "-o", str(base)]) == 0
+    args = [*common, "-i", str(_golden(tmp_path / "wrong.jsonl", False)), "--baseline", str(base)]
+    rc = main([*args, "--fail-on-regression", *(a for p in out for a in ("-o", str(p)))])
+    before, report = _json(base)["reference"], _json(cur)["reference"]
+    assert (report["events"], report["judged"]) == (6, 6)  # the unlabelled turn is not one
+    names = ["answer_correctness", "answer_precision", "answer_recall", "answer_f1"]
+    assert list(report["metrics"]) == names
+    for name in names:
+        row = report["metrics"][name]
+        assert row["n"] == 6 and sum(row["bands"].values()) == pytest.approx(1.0)
+        assert row["ci95"] is not None and row["mean"] < before["metrics"][name]["mean"]
+    # wrong answers against the same references: a significant regression, exit code 4
+    regression = _json(cur)["regressions"]["metrics"]["answer_correctness"]
+    assert regression["regressed"] and regression["delta"] < 0
+    assert "metrics:answer_correctness" in _json(cur)["exit"]["regressions"] and rc == 4
+    md = out[1].read_text()
+    assert "## Reference-based quality" in md and "6 events carry a reference" in md
+    assert "| answer_correctness | 6 |" in md and "**REGRESSED** |" in md
+    assert '<h2 id="reference">Reference-based quality</h2>' in out[2].read_text()
+
+
+def test_eval_without_references_has_no_reference_block(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    path.write_text(json.dumps({"event_id": "p", "query": "hi", "response": "Hello."}) + "\n")
+    out = tmp_path / "r.json"
+    assert main(["eval", "-i", str(path), "--judge", "embedded", "-o", str(out)]) == 0
+    report = _json(out)
+    assert "reference" not in report  # answer_correctness, if enabled, skipped the turn
+    assert report["metrics"].get("answer_correctness", {}).get("scored", 0) == 0

@@ -13,7 +13,13 @@ import sys
 
 HEAVY = ("scipy", "sklearn", "matplotlib", "faust")
 #: the `eval` / `calibrate` code: imported only when those subcommands run
-OFFLINE = ("stream.commands.evaluate", "stream.commands.calibrate", "monitors.evaluation")
+OFFLINE = (
+    "stream.commands.evaluate",
+    "stream.commands.calibrate",
+    "stream.commands.qualify",
+    "stream.commands.weights",
+    "monitors.evaluation",
+)
 
 _RUN = f"""
 import json, random, sys
