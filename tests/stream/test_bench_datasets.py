@@ -269,8 +269,8 @@ def test_truthfulqa_one_event_per_non_best_answer(data: Path) -> None:
     assert sides["dev"] | sides["test"] == {e["query"] for e in events}
 
 
-@pytest.mark.skipif(not (DATA / "truthfulqa").is_dir(), reason="shared datasets absent")
 def test_truthfulqa_on_the_shared_copy() -> None:
+    assert (DATA / "truthfulqa").is_dir(), f"the shared datasets are missing: {DATA}"
     events = list(adapt("truthfulqa", "all"))
     questions: dict[str, set[str]] = {"dev": set(), "test": set()}
     for raw in events:
