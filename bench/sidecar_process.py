@@ -69,6 +69,7 @@ class SidecarProcess:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    argv: tuple[str, ...] = ("-m", "stream.cli", "run")  # after sys.executable
 
     @property
     def url(self) -> str:
@@ -103,7 +104,7 @@ class SidecarProcess:
         self.log = log
         with log.open("wb") as fh:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "stream.cli", "run"],
+                [sys.executable, *self.argv],
                 env=self.env(), stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
             )  # fmt: skip
         deadline = time.monotonic() + ready_timeout

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import platform
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.soak.drive import Sidecar, produce_at_rate
-from bench.soak.report import plot, verdict
+from bench.soak.report import plot, snapshot_diffs, verdict
 from stream.demo import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,37 +44,89 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def _cpu_s(pid: int) -> float:
+    """utime + stime of `pid` in seconds (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _fetch_probe(bootstrap: str, topic: str, n: int = 2000) -> float:
+    """Seconds to fetch the newest `n` records of `topic` with a fresh consumer: the
+    broker's fetch cost on its own, to tell its slow-down from the sidecar's."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        consumer.assign(parts)
+        ends = await consumer.end_offsets(parts)
+        share = max(1, n // max(1, len(parts)))
+        want = 0
+        for tp in parts:
+            consumer.seek(tp, max(0, ends[tp] - share))
+            want += min(share, ends[tp])
+        started, got = time.monotonic(), 0
+        while got < want and time.monotonic() - started < 30:
+            batch = await consumer.getmany(timeout_ms=1000, max_records=n)
+            got += sum(len(v) for v in batch.values())
+        return time.monotonic() - started
+    finally:
+        await consumer.stop()
+
+
 async def _sample(
-    sc: Sidecar, t0: float, every: float, stop: asyncio.Event
+    sc: Sidecar,
+    broker: EmbeddedBroker,
+    t0: float,
+    args: argparse.Namespace,
+    stop: asyncio.Event,
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    last_probe = last_snap = -1e9
+    cpu0, consumed0 = _cpu_s(sc.pid), 0.0
     while not stop.is_set():
         m = await asyncio.to_thread(sc.metrics)
-        rows.append(
-            {
-                "t_s": round(time.monotonic() - t0, 2),
-                "rss_mb": round(_rss_mb(sc.pid), 2),
-                "fds": _fds(sc.pid),
-                "consumer_lag": sum(v for (n, _), v in m.items() if n == "ragpulse_consumer_lag"),
-                "loop_lag_s": m.get(("ragpulse_event_loop_lag_seconds", ()), float("nan")),
-                "consumed": m.get(("ragpulse_events_total", (("outcome", "consumed"),)), 0.0),
-                "load1": os.getloadavg()[0],
-            }
-        )
+        now = time.monotonic() - t0
+        consumed = m.get(("ragpulse_events_total", (("outcome", "consumed"),)), 0.0)
+        cpu = _cpu_s(sc.pid)
+        row = {
+            "t_s": round(now, 2),
+            "rss_mb": round(_rss_mb(sc.pid), 2),
+            "fds": _fds(sc.pid),
+            "consumer_lag": sum(v for (n, _), v in m.items() if n == "ragpulse_consumer_lag"),
+            "loop_lag_s": m.get(("ragpulse_event_loop_lag_seconds", ()), float("nan")),
+            "consumed": consumed,
+            "load1": os.getloadavg()[0],
+            "cpu_us_per_event": round(1e6 * (cpu - cpu0) / max(1.0, consumed - consumed0), 1),
+            "broker_rss_mb": round(_rss_mb(broker.pid), 2) if broker.pid else None,
+        }
+        cpu0, consumed0 = cpu, consumed
+        if now - last_probe >= args.probe_every:
+            last_probe = now
+            row["broker_fetch_s"] = round(
+                await _fetch_probe(broker.bootstrap_servers, sc.topics.input), 4
+            )
+        if args.trace and now - last_snap >= args.trace_every:
+            last_snap = now
+            os.kill(sc.pid, signal.SIGUSR1)
+        rows.append(row)
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), every)
+            await asyncio.wait_for(stop.wait(), args.every)
     return rows
 
 
 async def soak(args: argparse.Namespace) -> dict[str, Any]:
     with EmbeddedBroker() as broker:
         extra = {"RAGPULSE_ENGINE": args.engine} if args.engine else {}
-        sc = Sidecar(broker.bootstrap_servers, extra).start()
+        extra.update(kv.split("=", 1) for kv in args.env)
+        trace = Path(args.trace) if args.trace else None
+        sc = Sidecar(broker.bootstrap_servers, extra, trace, args.trace_frames).start()
         try:
             stop = asyncio.Event()
             t0 = time.monotonic()
-            sampler = asyncio.create_task(_sample(sc, t0, args.every, stop))
+            sampler = asyncio.create_task(_sample(sc, broker, t0, args, stop))
             produced = await produce_at_rate(
                 broker.bootstrap_servers, sc.topics.input, args.rate, args.duration
             )
@@ -92,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=200.0, help="events per second (default 200)")
     p.add_argument("--every", type=float, default=5.0, help="sampling period in seconds")
     p.add_argument("--engine", default=None, help="sidecar engine (default: the sidecar's)")
+    p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the sidecar")
+    p.add_argument("--probe-every", type=float, default=60.0, help="broker fetch probe period")
+    p.add_argument("--trace", default=None, help="folder: tracemalloc snapshots (diagnostic)")
+    p.add_argument("--trace-every", type=float, default=300.0, help="seconds between snapshots")
+    p.add_argument("--trace-frames", type=int, default=1, help="frames per traced allocation")
     p.add_argument("--json", default=str(ROOT / "bench/results/soak.json"))
     p.add_argument("--png", default=str(ROOT / "bench/results/soak.png"))
     args = p.parse_args(argv)
@@ -108,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "consumed": rows[-1]["consumed"] if rows else 0,
         "exit_code": result["exit_code"],
         "verdict": verdict(rows),
+        "tracemalloc_growth": snapshot_diffs(args.trace) if args.trace else None,
         "rows": rows,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

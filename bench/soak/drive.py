@@ -19,8 +19,16 @@ __all__ = ["Sidecar", "produce_at_rate"]
 class Sidecar(SidecarProcess):
     """The soak's sidecar: its own topics, a log file in the temp folder."""
 
-    def __init__(self, bootstrap: str, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        extra_env: dict[str, str] | None = None,
+        trace_dir: Path | None = None,
+        trace_frames: int = 1,
+    ) -> None:
         super().__init__(bootstrap, Topics.unique("soak"), dict(extra_env or {}))
+        if trace_dir is not None:  # tracemalloc snapshots on SIGUSR1 (bench/soak/traced.py)
+            self.argv = ("-m", "bench.soak.traced", str(trace_dir), str(trace_frames))
 
     def start(self, timeout: float = 90.0) -> Sidecar:  # type: ignore[override]
         log = Path(tempfile.gettempdir()) / f"ragpulse-soak-{self.topics.group}.log"

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot", "slope", "verdict"]
+__all__ = ["plot", "slope", "snapshot_diffs", "verdict"]
 
 SERIES = ("rss_mb", "fds", "consumer_lag", "loop_lag_s")
 
@@ -63,3 +63,27 @@ def plot(rows: list[dict[str, Any]], path: str, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def snapshot_diffs(folder: str, top: int = 15) -> list[dict[str, Any]]:
+    """Top growths between the second snapshot (warm: the dedupe window is full by then at
+    200 ev/s when snapshots are 5 min apart) and the last, by allocation site."""
+    import tracemalloc
+    from pathlib import Path
+
+    paths = sorted(Path(folder).glob("snap-*.pickle"))
+    if len(paths) < 3:
+        return []
+    first = tracemalloc.Snapshot.load(str(paths[1]))
+    last = tracemalloc.Snapshot.load(str(paths[-1]))
+    rows: list[dict[str, Any]] = []
+    for stat in last.compare_to(first, "traceback")[:top]:
+        rows.append(
+            {
+                "site": [str(f) for f in stat.traceback][-4:],
+                "size_diff_kib": round(stat.size_diff / 1024, 1),
+                "size_kib": round(stat.size / 1024, 1),
+                "count_diff": stat.count_diff,
+            }
+        )
+    return rows

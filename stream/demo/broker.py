@@ -56,6 +56,11 @@ class EmbeddedBroker:
         return f"{self.host}:{self.port}"
 
     @property
+    def pid(self) -> int | None:
+        """The broker process id while it runs (for resource sampling), else None."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 

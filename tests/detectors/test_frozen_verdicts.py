@@ -1,0 +1,38 @@
+"""The detectors say exactly what they said when the verdicts were frozen (issue 16: a
+faster detector path must not change a verdict). Frozen by `python -m bench.perf.verdicts
+--write` on the bundled traffic and on every labelled data set in ../shared/datasets;
+re-freeze only for a deliberate detection change, and say so in the commit."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import pytest
+
+from bench.perf.verdicts import FROZEN, corpora, verdicts
+
+with gzip.open(FROZEN, "rt", encoding="utf-8") as _fh:
+    _FROZEN: dict[str, Any] = json.load(_fh)
+
+
+def test_every_corpus_is_frozen() -> None:
+    assert sorted(name for name, _ in corpora()) == sorted(_FROZEN)
+
+
+@pytest.mark.parametrize("name", sorted(_FROZEN))
+def test_verdicts_match_the_frozen_ones(name: str) -> None:
+    raws = dict(corpora())[name]
+    now, then = verdicts(raws), _FROZEN[name]
+    assert now["events"] == then["events"]
+    changed = sorted(set(now["detections"]) ^ set(then["detections"]))
+    changed += [
+        k
+        for k in then["detections"]
+        if now["detections"].get(k, then["detections"][k]) != then["detections"][k]
+    ]
+    assert not changed, {
+        k: {"now": now["detections"].get(k), "frozen": then["detections"].get(k)}
+        for k in changed[:5]
+    }
