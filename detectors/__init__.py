@@ -3,7 +3,7 @@
 Importing this package registers the built-in detectors by name.
 """
 
-from detectors import citations, identifiers, pii, policy, refusal, source_policy
+from detectors import citations, identifiers, pii, policy, refusal, scan, source_policy
 from detectors.base import (
     Detection,
     Detector,
@@ -12,10 +12,15 @@ from detectors.base import (
     register_detector,
     run_detectors,
 )
+from detectors.scan import PatternDetector, PatternSpec, Scan, Scanner
 
 __all__ = [
     "Detection",
     "Detector",
+    "PatternDetector",
+    "PatternSpec",
+    "Scan",
+    "Scanner",
     "available_detectors",
     "citations",
     "create_detector",
@@ -25,5 +30,6 @@ __all__ = [
     "refusal",
     "register_detector",
     "run_detectors",
+    "scan",
     "source_policy",
 ]

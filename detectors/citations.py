@@ -26,6 +26,7 @@ bracket groups and 1000 inline code spans are read, so hostile text costs bounde
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import lru_cache
 
 from detectors.base import Detection, register_detector
 from detectors.lexical import code_regions
@@ -58,6 +59,20 @@ def _numeric(keys: list[str]) -> bool:
     return "0" in keys or any("." in k and k.replace(".", "", 1).isdigit() for k in keys)
 
 
+@lru_cache(maxsize=1024)
+def _parse(inner: str) -> tuple[tuple[str, ...], bool, bool]:
+    """The normalised keys of a marker's inner text, whether it is footnote-style, and
+    whether it reads as citations when undeclared (every key has a digit, not numeric).
+
+    `inner` is the marker pattern's group: keys without whitespace or brackets joined by
+    ``,`` / ``;`` and spaces, so :func:`normalize_marker` of a key is its lowercased
+    form without a leading ``^``."""
+    raw = [k.strip() for k in inner.replace(";", ",").split(",")]
+    keys = [normalize_marker(k) for k in raw]
+    digits = all(any(c.isdigit() for c in k) for k in keys)
+    return tuple(keys), raw[0].startswith("^"), digits and not _numeric(keys)
+
+
 def _inside(regions: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
     i = bisect_right(starts, pos) - 1
     return i >= 0 and pos < regions[i][1]
@@ -82,25 +97,26 @@ class CitationDetector:
         regions = code_regions(text)
         starts = [s for s, _ in regions]
         skipped_end = -1
+        size = len(text)
         for start, end, inner in iter_matches(_MARKER, text, self.max_markers, 1):
-            if end < len(text) and text[end] == "(":
+            if end < size and text[end] == "(":
                 continue  # markdown link [text](url)
             if regions and _inside(regions, starts, start):
                 continue
-            raw = [k.strip() for k in inner.replace(";", ",").split(",")]
-            keys = [normalize_marker(k) for k in raw]
-            known = any(k in declared for k in keys)
-            footnote = raw[0].startswith("^")
-            prev = text[start - 1] if start else " "
-            if not known and not footnote:
+            keys, footnote, citation_like = _parse(inner)
+            if not footnote and declared.isdisjoint(keys):
+                prev = text[start - 1] if start else " "
                 if prev in _IDENT_CHARS and (prev != "]" or skipped_end == start):
                     skipped_end = end  # indexing: arr[1], m[0][1]
                     continue
-                if not all(any(c.isdigit() for c in k) for k in keys) or _numeric(keys):
+                if not citation_like:
                     continue
             for key in keys:
-                for one in [key] if key in declared else _expand(key):
-                    found.setdefault(one, (start, end))
+                if key in declared:
+                    found.setdefault(key, (start, end))
+                else:
+                    for one in _expand(key):
+                        found.setdefault(one, (start, end))
         return found
 
     def __call__(self, event: Event) -> list[Detection]:
@@ -108,9 +124,15 @@ class CitationDetector:
         if not event.citations and "[" not in response:
             return []
         declared: set[str] = set()
+        cited: list[list[str]] = []  # per citation: its normalised non-blank marker keys
         for cit in event.citations:
             if cit.marker:
-                declared.update(normalize_marker(k) for k in cit.marker.split(","))
+                parts = cit.marker.split(",")
+                norm = [normalize_marker(k) for k in parts]
+                declared.update(norm)
+                cited.append([n for k, n in zip(parts, norm, strict=True) if k.strip()])
+            else:
+                cited.append([])
         markers = self._markers(response, declared)
         if not markers and not event.citations:
             return []
@@ -127,8 +149,7 @@ class CitationDetector:
             if key not in declared:
                 hit("dangling_marker", key, f"marker [{key[:40]}] has no citation entry", first)
         policies = {c.id.strip(): c.policy for c in event.retrieved_context}
-        for cit in event.citations:
-            keys = [normalize_marker(k) for k in (cit.marker or "").split(",") if k.strip()]
+        for cit, keys in zip(event.citations, cited, strict=True):
             span = next((markers[k] for k in keys if k in markers), None)
             label = f"[{', '.join(keys)[:40]}]" if keys else "(no marker)"
             if keys and span is None:

@@ -1,7 +1,7 @@
 """Identifier integrity: identifiers in the response that no input mentions.
 
 Finds error codes, hex codes, versions, paths, commands and KB / ticket ids in the
-response (one RE2 :class:`PatternSet`, one pass) and flags each one whose normalised
+response (declared to the shared RE2 scan: one pass) and flags each one whose normalised
 form (lowercased, ``\\`` read as ``/``, trailing punctuation and a version's ``v``
 dropped) is not a substring of the normalised sources: query, history, case subject /
 description / metadata values and retrieved chunks (failure mode
@@ -35,9 +35,13 @@ and ``max_identifiers`` (100) distinct identifiers checked per event.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any
+
 from detectors.base import Detection, register_detector
 from detectors.lexical import fenced_blocks
-from detectors.regex import PatternSet, compile_pattern, iter_matches
+from detectors.regex import compile_pattern, iter_matches, search
+from detectors.scan import PatternDetector, PatternSpec, Scan
 from stream.contract.events import Event
 
 __all__ = ["KINDS", "IdentifierDetector"]
@@ -111,9 +115,6 @@ _KIND = {pid: kind for pid, kind, _ in _PATTERNS}
 #: kinds whose grounding ignores separators (case is ignored for every kind)
 _SEPARATED_KINDS = frozenset({"error_code", "kb_id"})
 _PRIORITY = {pid: i for i, (pid, _, _) in enumerate(_PATTERNS)}
-_SET = PatternSet([(pid, p) for pid, _, p in _PATTERNS], case_sensitive=True)
-# The set screens the text in one pass; these give spans, capped per pattern.
-_COMPILED = [compile_pattern(p, case_sensitive=True) for _, _, p in _PATTERNS]
 _NOT_TICKETS_WORDS = (
     "UTF UCS SHA AES DES RSA ISO IEC COVID SARS HTTP TLS SSL MD CRC FIPS PKCS IEEE ANSI RFC "
     "PEP GPT MP WPA DDR LPDDR USB PCI ECMA ES IPV TCP UDP RTX GTX XBOX COM LPT CP WIN ISBN ICD "
@@ -225,8 +226,13 @@ def _grounded_separated(key: str, source: str) -> bool:
     if len(segs) < 2 or len(key) > 80:
         return False
     parts = ["err(?:or)?" if segs[0] in ("err", "error") else segs[0], *segs[1:]]
-    pattern = compile_pattern(r"\b" + "[-_ ]?".join(parts) + r"\b")
-    return pattern.search(source) is not None
+    pattern = _separated(r"\b" + "[-_ ]?".join(parts) + r"\b")
+    return search(pattern, source)
+
+
+@lru_cache(maxsize=256)
+def _separated(regex: str) -> Any:
+    return compile_pattern(regex)
 
 
 def _has_word(source: str, words: str, limit: int = 50) -> bool:
@@ -255,7 +261,7 @@ def _sources(event: Event) -> str:
 
 
 @register_detector("identifiers")
-class IdentifierDetector:
+class IdentifierDetector(PatternDetector):
     name = "identifiers"
 
     def __init__(
@@ -273,22 +279,25 @@ class IdentifierDetector:
         self.min_length = min_length
         self.max_identifiers = max_identifiers
         self.max_matches = max_matches
+        self.patterns = tuple(
+            PatternSpec(pid, p, case_sensitive=True)
+            for pid, kind, p in _PATTERNS
+            if kind in self.kinds
+        )
 
     @property
     def categories(self) -> tuple[str, ...]:
         return tuple(k for k in KINDS if k in self.kinds)
 
-    def _candidates(self, text: str) -> list[tuple[str, int, int, list[str]]]:
+    def _candidates(self, scan: Scan, text: str) -> list[tuple[str, int, int, list[str]]]:
         """(kind, start, end, parts to ground): spans resolved, longest / earliest wins."""
         plain: list[tuple[int, int, int, str]] = []
         cmds: list[tuple[str, int, int, list[str]]] = []
-        for idx in _SET.matching(text):
-            pid = _SET.ids[idx]
+        for pid in scan.matching(self, "response", text):
             kind = _KIND[pid]
-            if kind not in self.kinds:
-                continue
             group = 1 if pid in ("path", "cmd_prompt", "cmd_prose") else 0
-            for _, end, ident in iter_matches(_COMPILED[idx], text, self.max_matches, group):
+            compiled = scan.compiled(self, pid)
+            for _, end, ident in iter_matches(compiled, text, self.max_matches, group):
                 start = end - len(ident)
                 if pid == "cmd_prose":
                     toks = ident.split()
@@ -324,11 +333,11 @@ class IdentifierDetector:
                 last = start - neg_len
         return out + cmds
 
-    def __call__(self, event: Event) -> list[Detection]:
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
         response = event.response
         if not response:
             return []
-        cands = self._candidates(response)
+        cands = self._candidates(scan, response)
         if not cands:
             return []
         source = _sources(event)

@@ -5,10 +5,10 @@ NANP "(415) 555-0132" / "415-555-0132", European national numbers with separator
 "030 1234 5678", "06 12 34 56 78"); ``payment_card`` (13-19 digits, optional spaces or
 dashes, major-network first digit 2-6, Luhn-checked); ``iban`` (country length table,
 mod-97 checked); ``us_ssn`` (AAA-GG-SSSS, area 000/666/9xx, group 00 and serial 0000
-excluded). Candidates are found by RE2 in one pass, then validated in Python; a
-candidate glued to more digits or letters is dropped, so plain dates, years, versions,
-IP addresses and long order numbers do not match (a phone needs a "+", a trunk "0" or
-the NANP layout, and a date has too few digits).
+excluded). Candidates are found by the shared RE2 scan (one pass per text), then
+validated in Python; a candidate glued to more digits or letters is dropped, so plain
+dates, years, versions, IP addresses and long order numbers do not match (a phone needs
+a "+", a trunk "0" or the NANP layout, and a date has too few digits).
 
 Evidence is always masked ("j***@example.com", "card ending 4242", "SSN ***-**-6789",
 "phone ending 0132", "IBAN DE** ending 3000"): scorecards go to an audit topic.
@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from detectors.base import Detection, register_detector
-from detectors.regex import PatternSet, compile_pattern, iter_spans
+from detectors.scan import PatternDetector, PatternSpec, Scan, TextField
 from stream.contract.events import Event
 
 __all__ = ["CATEGORIES", "IBAN_LENGTHS", "PiiDetector", "luhn_ok", "mod97_ok"]
@@ -72,6 +72,8 @@ _RULES = (
      r"(?:\(0[0-9]{1,4}\) ?|\b0[0-9]{1,4}[ /.-])[0-9]{2,4}(?:[ /.-][0-9]{2,4}){1,4}\b"),
     ("email", "email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b"),
 )  # fmt: skip
+#: every text the detector reads: the response, and the inputs for ignore_if_in_context
+_FIELDS: tuple[TextField, ...] = ("response", "query", "history", "case", "context", "citations")
 _CATEGORY_OF = {pid: cat for pid, cat, _ in _RULES}
 _PRIORITY = {cat: i for i, cat in enumerate(("iban", "payment_card", "us_ssn", "phone", "email"))}
 _PHONE_DIGITS = {"intl": (8, 15), "nanp": (10, 11), "national": (9, 15)}
@@ -187,7 +189,7 @@ _CHECKS: dict[str, Callable[[str, int, int, str], _Hit | None]] = {
 
 
 @register_detector("pii")
-class PiiDetector:
+class PiiDetector(PatternDetector):
     """Masked PII findings in the response; one category per kind of identifier."""
 
     name = "pii"
@@ -200,18 +202,24 @@ class PiiDetector:
         if unknown:
             raise ValueError(f"unknown pii categories {unknown}; available: {list(CATEGORIES)}")
         self._categories = tuple(c for c in CATEGORIES if c in wanted)
-        rules = [(pid, rx) for pid, cat, rx in _RULES if cat in self._categories]
-        self._set = PatternSet(rules, case_sensitive=True)  # one-pass screen
-        self._compiled = {pid: compile_pattern(rx, case_sensitive=True) for pid, rx in rules}
+        self.patterns = tuple(
+            PatternSpec(pid, rx, _FIELDS, case_sensitive=True)
+            for pid, cat, rx in _RULES
+            if cat in self._categories
+        )
         self.ignore_if_in_context = ignore_if_in_context
 
     @property
     def categories(self) -> tuple[str, ...]:
         return self._categories
 
-    def find(self, text: str) -> list[_Hit]:
+    def find(
+        self, text: str, scan: Scan | None = None, field: TextField = "response"
+    ) -> list[_Hit]:
         """Validated, non-overlapping findings in `text`, by position."""
-        found, _ = self._candidates(text, set(self._categories), MAX_CANDIDATES)
+        if scan is None:
+            scan = self._scanner().scan()
+        found, _ = self._candidates(scan, field, text, set(self._categories), MAX_CANDIDATES)
         found.sort(key=lambda h: (_PRIORITY[h[0]], h[1]))
         kept: list[_Hit] = []  # sorted by start, non-overlapping
         starts: list[int] = []
@@ -223,25 +231,26 @@ class PiiDetector:
             starts.insert(i, hit[1])
         return kept
 
-    def __call__(self, event: Event) -> list[Detection]:
-        hits = self.find(event.response)
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
+        hits = self.find(event.response, scan)
         if hits and self.ignore_if_in_context:
-            known = self._context_keys(event, {h[0] for h in hits})
+            known = self._context_keys(scan, event, {h[0] for h in hits})
             hits = [h for h in hits if (h[0], h[3]) not in known]
         return [
             Detection(self.name, cat, evidence, (start, end), "pii_leak")
             for cat, start, end, _key, evidence in hits[:MAX_HITS]
         ]
 
-    def _candidates(self, text: str, wanted: set[str], budget: int) -> tuple[list[_Hit], int]:
+    def _candidates(
+        self, scan: Scan, field: TextField, text: str, wanted: set[str], budget: int
+    ) -> tuple[list[_Hit], int]:
         """Validated findings of the `wanted` categories (overlaps kept), budget left."""
         found: list[_Hit] = []
-        for idx in self._set.matching(text):
-            pid = self._set.ids[idx]
+        for pid in scan.matching(self, field, text):
             if _CATEGORY_OF[pid] not in wanted:
                 continue
             check = _CHECKS[pid]
-            for start, end in iter_spans(self._compiled[pid], text, min(MAX_PER_PATTERN, budget)):
+            for start, end in scan.spans(self, pid, text, min(MAX_PER_PATTERN, budget)):
                 budget -= 1
                 hit = check(text, start, end, text[start:end])
                 if hit is not None:
@@ -250,19 +259,19 @@ class PiiDetector:
                 break
         return found, budget
 
-    def _context_keys(self, event: Event, wanted: set[str]) -> set[tuple[str, str]]:
+    def _context_keys(self, scan: Scan, event: Event, wanted: set[str]) -> set[tuple[str, str]]:
         """Normalised values of the `wanted` categories found in the turn's inputs."""
-        texts: list[Any] = [event.query]
-        texts += [m.content for m in event.history]
+        texts: list[tuple[TextField, Any]] = [("query", event.query)]
+        texts += [("history", m.content) for m in event.history]
         if event.case is not None:
-            texts += [event.case.subject, event.case.description]
-            texts += list((event.case.metadata or {}).values())
-        texts += [c.content for c in event.retrieved_context]
-        texts += [c.text for c in event.citations]
+            texts += [("case", event.case.subject), ("case", event.case.description)]
+            texts += [("case", v) for v in (event.case.metadata or {}).values()]
+        texts += [("context", c.content) for c in event.retrieved_context]
+        texts += [("citations", c.text) for c in event.citations]
         keys: set[tuple[str, str]] = set()
         budget = MAX_CONTEXT_CANDIDATES  # past it, values count as unseen (reported)
-        for text in texts:
+        for field, text in texts:
             if isinstance(text, str) and text and budget > 0:
-                found, budget = self._candidates(text, wanted, budget)
+                found, budget = self._candidates(scan, field, text, wanted, budget)
                 keys.update((h[0], h[3]) for h in found)
         return keys

@@ -19,8 +19,10 @@ Users add packs of the same layout from ``pack_dirs``; docs/pattern-packs.md des
 the layout, which is validated at construction (errors name the file and the field).
 A pack's ``defs`` are named RE2 fragments spliced into its regexes as ``<<name>>``.
 
-How a hit is decided: all packs' patterns are screened in one RE2 pass; only the
-patterns that matched are run for spans. Quoted text ("…", “…”, '>' lines) is ignored.
+How a hit is decided: the packs' patterns are declared to the shared scan
+(detectors/scan.py), which screens the response (and query) once for every detector;
+only the patterns that matched are compiled (on their first match) and run for spans.
+Quoted text ("…", “…”, '>' lines) is ignored.
 A match is dropped when one of its pack's ``negations`` (RE2) matches in the
 ``NEGATION_WINDOW`` characters before it, cut at the last sentence or clause break
 (". ", "; ", " — ", " but ", " however" …), so "I can't recommend buying any stock" does not
@@ -55,7 +57,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
 from detectors.lexical import blank_quoted
-from detectors.regex import PatternSet, compile_pattern, iter_spans
+from detectors.regex import compile_pattern, search
+from detectors.scan import PatternDetector, PatternSpec, Scan, TextField
 from stream.contract.events import Event
 
 __all__ = [
@@ -78,6 +81,11 @@ _DASHES = "\u2014\u2013"  # em and en dash: a spaced dash breaks a clause like "
 _CLAUSE_BREAKS = (". ", "! ", "? ", "\n", "…", "; ", *(f" {d} " for d in _DASHES))
 _CLAUSE_BREAKS += (" but ", " however", " although ")
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
+_FIELDS: dict[str, tuple[TextField, ...]] = {
+    "response": ("response",),
+    "query": ("query",),
+    "both": ("response", "query"),
+}
 _EDGE_PUNCT = " \t\n.,;:!?-*•" + _DASHES  # trimmed off both ends of a match
 
 
@@ -227,7 +235,7 @@ def _snippet(text: str, limit: int = 100) -> str:
 
 
 @register_detector("policy")
-class PolicyDetector:
+class PolicyDetector(PatternDetector):
     """Pattern-pack policy checks; one category (and failure mode) per pack."""
 
     name = "policy"
@@ -251,19 +259,15 @@ class PolicyDetector:
                 loaded[pack.name] = pack
         self.packs: tuple[PolicyPack, ...] = tuple(loaded.values())
         self._pack_of: dict[str, PolicyPack] = {}
-        for_response: list[tuple[str, str]] = []
-        for_query: list[tuple[str, str]] = []
+        specs: list[PatternSpec] = []
         for pack in self.packs:
+            fields: tuple[TextField, ...] = _FIELDS[pack.applies_to]
             for pattern in pack.patterns:
                 pid = f"{pack.name}/{pattern.id}"
                 self._pack_of[pid] = pack
-                if pack.applies_to in ("response", "both"):
-                    for_response.append((pid, pattern.regex))
-                if pack.applies_to in ("query", "both"):
-                    for_query.append((pid, pattern.regex))
-        self._response = PatternSet(for_response)  # one-pass screen of all packs
-        self._query = PatternSet(for_query)
-        self._compiled = {pid: compile_pattern(rx) for pid, rx in for_response + for_query}
+                specs.append(PatternSpec(pid, pattern.regex, fields))
+        self.patterns = tuple(specs)
+        self._has_query = any(p.applies_to != "response" for p in self.packs)
         self._before = {p.name: _any_of(p.negations, "") for p in self.packs if p.negations}
         self._after = {
             p.name: _any_of(p.negations_after, "^") for p in self.packs if p.negations_after
@@ -273,27 +277,25 @@ class PolicyDetector:
     def categories(self) -> tuple[str, ...]:
         return tuple(pack.name for pack in self.packs)
 
-    def __call__(self, event: Event) -> list[Detection]:
-        hits = self._scan(event.response, self._response, in_query=False)
-        if len(self._query) and len(hits) < MAX_HITS:
-            hits += self._scan(event.query, self._query, in_query=True)[: MAX_HITS - len(hits)]
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
+        hits = self._scan(scan, "response", event.response)
+        if self._has_query and len(hits) < MAX_HITS:
+            hits += self._scan(scan, "query", event.query)[: MAX_HITS - len(hits)]
         return hits
 
-    def _scan(self, text: str, patterns: PatternSet, *, in_query: bool) -> list[Detection]:
-        matching = patterns.matching(text)
+    def _scan(self, scan: Scan, field: TextField, text: str) -> list[Detection]:
+        in_query = field == "query"
+        matching = scan.matching(self, field, text)
         if not matching:
             return []
         screened = blank_quoted(text)  # same length: offsets still index `text`
         hits: list[Detection] = []
         taken: dict[str, list[tuple[int, int]]] = {}
         budget = MAX_CANDIDATES
-        for idx in matching:
-            pid = patterns.ids[idx]
+        for pid in matching:
             pack = self._pack_of[pid]
             spans = taken.setdefault(pack.name, [])
-            for start, end in iter_spans(
-                self._compiled[pid], screened, min(MAX_PER_PATTERN, budget)
-            ):
+            for start, end in scan.spans(self, pid, screened, min(MAX_PER_PATTERN, budget)):
                 budget -= 1
                 raw_end = end  # a pattern may anchor on the break before a sentence: trim it
                 while start < end and text[start] in _EDGE_PUNCT:
@@ -327,7 +329,7 @@ class PolicyDetector:
 
     def _negated(self, pack: PolicyPack, text: str, start: int, end: int) -> bool:
         after = self._after.get(pack.name)
-        if after is not None and after.search(text[end : end + AFTER_WINDOW]) is not None:
+        if after is not None and search(after, text[end : end + AFTER_WINDOW]):
             return True
         negation = self._before.get(pack.name)
         if negation is None:
@@ -339,4 +341,4 @@ class PolicyDetector:
             i = lowered.rfind(mark)
             if i >= 0:
                 cut = max(cut, i + len(mark))
-        return negation.search(window[cut:]) is not None
+        return search(negation, window[cut:])

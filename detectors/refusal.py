@@ -68,7 +68,8 @@ from pathlib import Path
 import yaml
 
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
-from detectors.regex import PatternSet, compile_pattern, iter_spans
+from detectors.regex import PatternSet, compile_pattern, iter_spans, search
+from detectors.scan import PatternDetector, PatternSpec, Scan
 from stream.contract.events import Event
 
 __all__ = ["DECLINE_CATEGORIES", "DEFAULT_PACK", "RefusalDetector", "RefusalHit"]
@@ -144,7 +145,7 @@ def _expand(pattern: str, defs: dict[str, str], depth: int = 0) -> str:
 
 
 @register_detector("refusal")
-class RefusalDetector:
+class RefusalDetector(PatternDetector):
     """Refusals, training-cutoff excuses, and false rejection / acceptance on labels."""
 
     name = "refusal"
@@ -167,13 +168,18 @@ class RefusalDetector:
         self.short_chars = max(0, short_chars)
         self.answer_chars = max(0, answer_chars)
         self._category = {p["id"]: p["category"] for p in patterns}
-        self._sets = {
-            scope: PatternSet(
-                [(p["id"], _expand(p["pattern"], defs)) for p in patterns if p["scope"] == scope]
-            )
+        scoped = {
+            scope: [(p["id"], _expand(p["pattern"], defs)) for p in patterns if p["scope"] == scope]
             for scope in _SCOPES
         }
+        self._sets = {scope: PatternSet(rules) for scope, rules in scoped.items()}
         self._veto = PatternSet([(vid, _expand(v, defs)) for vid, v in vetoes])
+        # declared to the shared scan as "<scope>/<id>": the response is screened once
+        self.patterns = tuple(
+            PatternSpec(f"{scope}/{pid}", regex)
+            for scope, rules in scoped.items()
+            for pid, regex in rules
+        )
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -215,20 +221,30 @@ class RefusalDetector:
             return True
         return any(s + v.start < end and s + v.end > start for v in self._veto.finditer(text[s:e]))
 
-    def analyze(self, text: str) -> dict[str, RefusalHit]:
+    def _screen(self, scan: Scan, scope: str, text: str, region: str) -> list[str]:
+        """Ids of the `scope` patterns matching `region` (a prefix of `text`): from the
+        shared scan of the whole text, or screened here when the region is shorter."""
+        if len(region) < len(text):
+            pset = self._sets[scope]
+            return [pset.ids[i] for i in pset.matching(region)]
+        prefix = scope + "/"
+        found = scan.matching(self, "response", text)
+        return [s[len(prefix) :] for s in found if s.startswith(prefix)]
+
+    def analyze(self, text: str, scan: Scan | None = None) -> dict[str, RefusalHit]:
         """The earliest surviving hit per category ("refusal", "training_cutoff_excuse")."""
         best: dict[str, RefusalHit] = {}
         if not text:
             return best
+        if scan is None:
+            scan = self._scanner().scan()
         lead_end = self._lead_end(text)
         for scope, limit in (("lead", lead_end), ("any", len(text))):
-            pset = self._sets[scope]
             region = text[: limit + 200] if scope == "lead" else text
-            for idx in pset.matching(region):
-                pid = pset.ids[idx]
+            for pid in self._screen(scan, scope, text, region):
                 cat = self._category[pid]
                 # spans straight from RE2 (engine.iter_spans: no Match objects on ASCII text)
-                for a, b in iter_spans(pset.compiled(idx), region, _MAX_TRIES):
+                for a, b in scan.spans(self, f"{scope}/{pid}", region, _MAX_TRIES):
                     cur = best.get(cat)
                     if a >= limit or (cur and a >= cur.span[0]):
                         break
@@ -261,7 +277,7 @@ class RefusalDetector:
             if kind:
                 first = n if first is None else first
                 refused = refused or kind == "refusal"
-            elif _GROUNDED.search(text, s, e):
+            elif search(_GROUNDED, text, s, e):
                 return False
             elif not text[s:e].rstrip().endswith("?"):
                 substance += len(" ".join(text[s:e].split()))
@@ -270,8 +286,8 @@ class RefusalDetector:
         return first is not None and (refused or substance <= self.answer_chars)
 
     # -- detector ------------------------------------------------------------
-    def __call__(self, event: Event) -> list[Detection]:
-        hits = sorted(self.analyze(event.response).values(), key=lambda h: h.span)
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
+        hits = sorted(self.analyze(event.response, scan).values(), key=lambda h: h.span)
         out = [
             Detection(self.name, h.category, _evidence(h), h.span, _FAILURE.get(h.category))
             for h in hits

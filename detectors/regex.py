@@ -15,7 +15,19 @@ from typing import Any
 
 import re2
 
-__all__ = ["Match", "PatternSet", "compile_pattern", "iter_matches", "iter_spans"]
+from stream.contract.heap import trim_heap
+
+__all__ = [
+    "Match",
+    "PatternSet",
+    "compile_pattern",
+    "iter_matches",
+    "iter_spans",
+    "release_memory",
+    "search",
+    "set_options",
+    "wrap_filtered",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +47,22 @@ def _options(case_sensitive: bool) -> Any:
     return opts
 
 
+def set_options(case_sensitive: bool = True) -> Any:
+    """RE2 options for a pattern set (case-insensitive members are wrapped in ``(?i:…)``)."""
+    return _options(case_sensitive)
+
+
+# The wrapper's `re2.compile` keeps the last 128 programs in an LRU cache: with the
+# policy packs' ~30,000-character patterns (and every def compiled once to validate it)
+# that pins tens of MiB. Compile outside the cache; the caller keeps what it needs.
+_REGEXP: Any = getattr(re2, "_Regexp", None)
+
+
 def compile_pattern(pattern: str, case_sensitive: bool = False) -> Any:
     """Compile one RE2 pattern; raises ValueError naming the pattern when RE2 rejects it."""
     try:
+        if _REGEXP is not None:
+            return _REGEXP(pattern, _options(case_sensitive))
         return re2.compile(pattern, _options(case_sensitive))
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
@@ -46,7 +71,20 @@ def compile_pattern(pattern: str, case_sensitive: bool = False) -> Any:
         raise ValueError(f"invalid RE2 pattern {pattern!r}: {reason}") from None
 
 
+def wrap_filtered(pattern: str, program: Any, case_sensitive: bool = False) -> Any:
+    """A compiled-pattern object around an RE2 program owned by an RE2 Filter (so the
+    program is not compiled twice); a fresh compile when the wrapper has no such class."""
+    if _REGEXP is None:
+        return compile_pattern(pattern, case_sensitive)
+    wrapped = object.__new__(_REGEXP)
+    wrapped._pattern = pattern
+    wrapped._regexp = program
+    return wrapped
+
+
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+_TO_CHARS = getattr(getattr(re2, "_re2", None), "BytesToCharLen", None)
+_TO_BYTES = getattr(getattr(re2, "_re2", None), "CharLenToBytes", None)
 
 
 def _ascii_spans(pattern: Any, data: bytes, limit: int) -> Iterator[Any]:
@@ -70,21 +108,55 @@ def _ascii_spans(pattern: Any, data: bytes, limit: int) -> Iterator[Any]:
         pos = pos + 1 if pos == stop else stop  # an empty match at `pos` moves on by one
 
 
+def _utf8_spans(pattern: Any, text: str, limit: int) -> Iterator[Any]:
+    """`_ascii_spans` for non-ASCII text: the wrapper's `finditer` loop on the UTF-8 bytes
+    (same positions, same step past an empty match), with the byte offsets turned into
+    character offsets incrementally (linear), but no Match objects."""
+    regexp = getattr(pattern, "_regexp", None)
+    if regexp is None or _UNANCHORED is None or _TO_CHARS is None or _TO_BYTES is None:
+        for m in islice(pattern.finditer(text), limit):
+            yield [m.span(i) for i in range(pattern.groups + 1)]
+        return
+    data = text.encode("utf-8")
+    pos, end, count = 0, len(data), 0
+    last_b = last_c = 0
+    while count < limit:
+        spans = regexp.Match(_UNANCHORED, data, pos, end)
+        stop = spans[0][1]
+        if stop < 0:
+            return
+        if len(spans) == 1:  # no groups: the two offsets in order
+            start = last_c = last_c + _TO_CHARS(data, last_b, spans[0][0])
+            last_c += _TO_CHARS(data, spans[0][0], stop)
+            last_b = stop
+            yield [(start, last_c)]
+        else:
+            chars: dict[int, int] = {}
+            for off in sorted({o for span in spans for o in span if o >= 0}):
+                last_c += _TO_CHARS(data, last_b, off)
+                last_b = off
+                chars[off] = last_c
+            yield [(chars[a], chars[b]) if a >= 0 else (a, b) for a, b in spans]
+        count += 1
+        if pos == end:
+            return
+        pos = pos + _TO_BYTES(data, pos, 1) if pos == stop else stop
+
+
 def iter_matches(
     pattern: Any, text: str, limit: int, group: int = 0
 ) -> Iterator[tuple[int, int, str]]:
     """(start, end, text of `group`) of the first `limit` matches of a compiled RE2 pattern.
 
     ASCII text is matched as bytes: same offsets, and the wrapper skips its per-match
-    UTF-8 offset translation (about 3x cheaper on match-dense text).
+    UTF-8 offset translation (about 3x cheaper on match-dense text); other text as its
+    UTF-8 bytes, offsets translated here (no Match objects).
     """
-    if text.isascii():
-        for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
-            (start, end), (gs, ge) = spans[0], spans[group]
-            yield start, end, text[gs:ge] if gs >= 0 else ""
-    else:
-        for m in islice(pattern.finditer(text), limit):
-            yield m.start(), m.end(), m.group(group) or ""
+    spans_of = _ascii_spans if text.isascii() else _utf8_spans
+    data: Any = text.encode("ascii") if text.isascii() else text
+    for spans in spans_of(pattern, data, limit):
+        (start, end), (gs, ge) = spans[0], spans[group]
+        yield start, end, text[gs:ge] if gs >= 0 else ""
 
 
 def iter_spans(pattern: Any, text: str, limit: int) -> Iterator[tuple[int, int]]:
@@ -93,8 +165,22 @@ def iter_spans(pattern: Any, text: str, limit: int) -> Iterator[tuple[int, int]]
         for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
             yield spans[0]
         return
-    for m in islice(pattern.finditer(text), limit):
-        yield m.start(), m.end()
+    for spans in _utf8_spans(pattern, text, limit):
+        yield spans[0]
+
+
+def search(pattern: Any, text: str, pos: int = 0, endpos: int | None = None) -> bool:
+    """Whether `pattern` matches in text[pos:endpos] (the wrapper's ``search(text, pos,
+    endpos) is not None``); ASCII text straight from the RE2 object, no Match object."""
+    regexp = getattr(pattern, "_regexp", None)
+    if regexp is None or _UNANCHORED is None or not text.isascii():
+        return pattern.search(text, pos, endpos) is not None
+    size = len(text)
+    pos = max(0, min(pos, size))
+    endpos = size if endpos is None else max(0, min(endpos, size))
+    if pos > endpos:
+        return False
+    return bool(regexp.Match(_UNANCHORED, text.encode("ascii"), pos, endpos)[0][1] >= 0)
 
 
 class PatternSet:
@@ -130,3 +216,13 @@ class PatternSet:
             pid = self.ids[idx]
             for m in self._compiled[idx].finditer(text):
                 yield Match(pid, m.start(), m.end(), m.group(0), tuple(m.groups()))
+
+
+def release_memory() -> None:
+    """Give the heap pages freed after compiling back to the OS (glibc ``malloc_trim``).
+
+    Compiling a large RE2 program allocates a parse tree several times the size of the
+    program and frees it again; glibc keeps those pages, so without a trim the process
+    RSS stays tens of MiB above what the programs use. A no-op without glibc.
+    """
+    trim_heap()

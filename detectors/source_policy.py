@@ -126,12 +126,45 @@ def _blank_verbatim_single_quotes(text: str, chunk_texts: list[str]) -> str:
     return "".join(parts) + text[pos:] if parts else text
 
 
+class _ChunkGrams:
+    """A chunk's n-grams that can be shared with one side of the response.
+
+    Only an n-gram whose words all occur on the side (`vocab`) can be one of the side's
+    n-grams, so the chunk is cut into runs of such words at least `least` long (a byte
+    flag per word, runs found with ``bytes.find``) and n-grams are joined inside those
+    runs only: intersections with the side's n-grams are unchanged. No run: nothing
+    can be shared.
+    """
+
+    __slots__ = ("runs", "words")
+
+    def __init__(self, chunk_words: list[str], vocab: frozenset[str], least: int) -> None:
+        self.words = chunk_words
+        flags = bytes(map(vocab.__contains__, chunk_words))
+        need = b"\x01" * max(1, least)
+        self.runs: list[tuple[int, int]] = []
+        pos = flags.find(need)
+        while pos >= 0:
+            stop = flags.find(b"\x00", pos)
+            if stop < 0:
+                stop = len(flags)
+            self.runs.append((pos, stop))
+            pos = flags.find(need, stop)
+
+    def keys(self, n: int) -> list[str]:
+        out: list[str] = []
+        for a, b in self.runs:
+            out += ngram_keys(self.words[a:b], n)
+        return out
+
+
 class _Side:
     """One view of the response (whole, or outside quotes) with cached n-gram keys."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.words = words(text)
+        self.vocab = frozenset(self.words)
         self._keys: dict[int, list[str]] = {}
         self._sets: dict[int, set[str]] = {}
 
@@ -147,8 +180,12 @@ class _Side:
             got = self._sets[n] = set(self.keys(n))
         return got
 
+    def chunk_grams(self, chunk_words: list[str], least: int) -> _ChunkGrams:
+        """The chunk's n-grams that can be shared with this side (``n >= least``)."""
+        return _ChunkGrams(chunk_words, self.vocab, least)
+
     def shared_long(
-        self, chunk_words: list[str], long_n: int, short_hits: set[str], short_n: int
+        self, chunk: _ChunkGrams, long_n: int, short_hits: set[str], short_n: int
     ) -> set[str]:
         """Distinct `long_n`-grams shared with the chunk.
 
@@ -156,7 +193,7 @@ class _Side:
         so with few shared short n-grams only such runs are joined and looked up.
         """
         if long_n < short_n:
-            return self.kset(long_n).intersection(ngram_keys(chunk_words, long_n))
+            return self.kset(long_n).intersection(chunk.keys(long_n))
         if not short_hits:
             return set()
         flags = list(map(short_hits.__contains__, self.keys(short_n)))
@@ -164,9 +201,9 @@ class _Side:
         runs = map(all, zip(*(flags[k:] for k in range(need)), strict=False))
         starts = list(compress(count(), runs))
         if len(starts) > len(self.words) // 8:  # heavy overlap: plain set algebra
-            return self.kset(long_n).intersection(ngram_keys(chunk_words, long_n))
+            return self.kset(long_n).intersection(chunk.keys(long_n))
         found = {" ".join(self.words[i : i + long_n]) for i in starts}
-        return found.intersection(ngram_keys(chunk_words, long_n)) if found else set()
+        return found.intersection(chunk.keys(long_n)) if found else set()
 
     def first_span(self, shared: set[str], n: int) -> tuple[int, int] | None:
         """Character span of the first run of shared n-grams (approximate)."""
@@ -334,13 +371,16 @@ class SourcePolicyDetector:
         short_n: int,
         min_frac: float,
     ) -> Detection | None:
+        if len(cwords) < min(long_n, short_n):
+            return None
+        grams = side.chunk_grams(cwords, min(long_n, short_n))
+        if not grams.runs:  # no n-gram of the chunk can be shared: nothing to report
+            return None
         mine = side.kset(short_n)
         if not mine and len(side.words) < long_n:
             return None
-        if len(cwords) < min(long_n, short_n):
-            return None
-        shared_short = mine.intersection(ngram_keys(cwords, short_n))
-        shared_long = side.shared_long(cwords, long_n, shared_short, short_n)
+        shared_short = mine.intersection(grams.keys(short_n))
+        shared_long = side.shared_long(grams, long_n, shared_short, short_n)
         frac = len(shared_short) / len(mine) if mine else 0.0
         if not shared_long and not (frac >= min_frac and len(shared_short) >= self.min_shared):
             return None

@@ -1,8 +1,9 @@
 """The detectors' screened pattern set, and the seed plan's naive way of matching it.
 
-`pattern_table()` reads every pattern the rule detectors screen with an RE2
-`PatternSet` (policy packs, refusal pack incl. vetoes, PII, identifiers) straight from
-the constructed detectors, so the benchmark can never drift from what ships.
+`pattern_table()` reads every response pattern the rule detectors declare to the shared
+RE2 scan (`PatternDetector.patterns`: policy packs, refusal pack, PII, identifiers)
+straight from the constructed detectors, so the benchmark can never drift from what
+ships; `detector_sets()` puts each detector's patterns in one RE2 `PatternSet`.
 `NaiveMatcher` is the seed plan's implementation style: the same regexes compiled with
 Python's backtracking `re` (`re.IGNORECASE` where RE2 is case-insensitive) and a Python
 loop of `re.search` per pattern per response. `EngineMatcher` is ragpulse's engine on the
@@ -22,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from detectors import identifiers
+from detectors.identifiers import IdentifierDetector
 from detectors.pii import PiiDetector
 from detectors.policy import PolicyDetector
 from detectors.refusal import RefusalDetector
@@ -59,16 +60,20 @@ class PatternRow:
 
 
 def detector_sets() -> dict[str, PatternSet]:
-    """The PatternSets the built-in detectors screen every response with (default options)."""
-    policy, refusal, pii = PolicyDetector(), RefusalDetector(), PiiDetector()
-    return {
-        "policy": policy._response,
-        "refusal.lead": refusal._sets["lead"],
-        "refusal.any": refusal._sets["any"],
-        "refusal.veto": refusal._veto,
-        "pii": pii._set,
-        "identifiers": identifiers._SET,
-    }
+    """One PatternSet per built-in detector (default options) over the response patterns
+    it declares to the shared scan (`PatternDetector.patterns`, detectors/scan.py): what
+    every response is screened with. A detector whose declarations mix case-sensitive
+    and insensitive patterns gets one set per kind (``name`` and ``name.cs``). The
+    refusal pack's vetoes are not declared: they only run on a candidate's sentence."""
+    out: dict[str, PatternSet] = {}
+    for det in (PolicyDetector(), RefusalDetector(), PiiDetector(), IdentifierDetector()):
+        specs = [s for s in det.patterns if "response" in s.fields]
+        kinds = {s.case_sensitive for s in specs}
+        for cs in sorted(kinds):
+            name = det.name if len(kinds) == 1 or not cs else f"{det.name}.cs"
+            rows = [(s.id, s.regex) for s in specs if s.case_sensitive == cs]
+            out[name] = PatternSet(rows, case_sensitive=cs)
+    return out
 
 
 def pattern_table(sets: dict[str, PatternSet] | None = None) -> list[PatternRow]:

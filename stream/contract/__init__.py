@@ -1,7 +1,9 @@
 """The event contract every package shares; the leaf layer (it imports nothing of ours).
 
 - :mod:`stream.contract.events`: the RAG interaction event and its parsing (fast and careful
-  paths, the exact reason for every rejection);
+  paths, the exact reason for every rejection); the models live in
+  :mod:`stream.contract.schema`, the fast path (msgspec decode, then pydantic-core
+  validation of the same schema) in :mod:`stream.contract.fastparse`;
 - :mod:`stream.contract.registry`: the one name -> factory registry behind every extension
   point (detectors, judge metrics, judges, drift detectors);
 - :mod:`stream.contract.retry`: one classification of an exception (retry / rate limit /

@@ -1,23 +1,36 @@
-"""The RAG interaction event (DESIGN.md "The event") and its parsing from raw bytes.
+"""Parsing raw bytes into the RAG interaction event (DESIGN.md "The event").
 
 `parse_event` is the one door from bytes to an :class:`Event`: size cap before
-parsing, strict UTF-8, JSON, then pydantic validation with the configured caps.
-Every failure is an :class:`InvalidEvent` with a short machine reason (used as a
-DLQ header and a metric label) and a human detail that names the field.
+parsing, strict UTF-8, JSON, then validation with the configured caps. Two paths: the
+fast one (:mod:`stream.contract.fastparse`: msgspec's strict decoder, then pydantic-core
+without the two Python validators that enforce the caps) takes the common case; whatever
+it does not build takes the careful one here (json.loads with hooks, a depth scan, a
+lone-surrogate check, `model_validate`), which names the exact reason. Every failure is
+an :class:`InvalidEvent` with a short machine reason (used as a DLQ header and a metric
+label) and a human detail that names the field. The models live in
+:mod:`stream.contract.schema` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-import re2
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic import ValidationInfo as _Info
+from pydantic import ValidationError
 
-from stream.contract.reference import Reference, reference_of
+from stream.contract.fastparse import brackets, fast_parse
+from stream.contract.schema import (
+    _DEFAULT_LIMITS,
+    Case,
+    Chunk,
+    Citation,
+    Event,
+    EventLimits,
+    Feedback,
+    Message,
+    Usage,
+)
 
 __all__ = [
     "Case",
@@ -31,144 +44,6 @@ __all__ = [
     "Usage",
     "parse_event",
 ]
-
-
-class EventLimits(BaseModel):
-    """Caps enforced on every event (configurable under `limits`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_event_bytes: int = Field(
-        1_000_000, gt=0, description="raw message size cap, checked before parsing"
-    )
-    max_text_chars: int = Field(
-        20_000, gt=0, description="query / response / history message length"
-    )
-    max_chunk_chars: int = Field(20_000, gt=0, description="one retrieved chunk's content length")
-    max_chunks: int = Field(64, gt=0, description="retrieved_context list length")
-    max_history: int = Field(64, gt=0, description="history list length")
-    max_citations: int = Field(64, gt=0, description="citations list length")
-    max_depth: int = Field(32, gt=0, description="JSON nesting depth cap, checked before parsing")
-
-
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
-
-
-class Message(_Part):
-    role: str
-    content: str
-
-
-class Case(_Part):
-    subject: str | None = None
-    description: str | None = None
-    metadata: dict[str, Any] | None = None
-
-
-class Chunk(_Part):
-    id: str
-    content: str
-    source: str | None = None
-    score: float | None = None
-    policy: Literal["summarize", "quote_only", "no_use"] = "summarize"
-
-
-class Citation(_Part):
-    marker: str | None = None
-    source_id: str | None = None
-    text: str | None = None
-
-
-class Usage(_Part):
-    prompt_tokens: int | None = Field(None, ge=0)
-    completion_tokens: int | None = Field(None, ge=0)
-
-
-class Feedback(_Part):
-    thumbs: Literal["up", "down"] | None = None
-    rating: float | None = None
-    comment: str | None = None
-
-
-class Event(BaseModel):
-    """One answered RAG turn. Unknown fields are kept in `model_extra`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    event_id: str = Field(min_length=1, max_length=256)
-    query: str
-    response: str
-    timestamp: datetime | None = None
-    service: str | None = None
-    environment: str | None = None
-    conversation_id: str | None = None
-    turn_index: int | None = Field(None, ge=0)
-    history: list[Message] = Field(default_factory=list)
-    case: Case | None = None
-    retrieved_context: list[Chunk] = Field(default_factory=list)
-    citations: list[Citation] = Field(default_factory=list)
-    model: str | None = None
-    prompt_version: str | None = None
-    retriever_version: str | None = None
-    latency_ms: float | None = Field(None, ge=0)
-    usage: Usage | None = None
-    feedback: Feedback | None = None
-    labels: dict[str, Any] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _enforce_list_limits(cls, data: Any, info: _Info) -> Any:
-        """List lengths before the items are validated (a 30,000-chunk list costs 0.5 s)."""
-        if isinstance(data, dict):
-            ctx = info.context if isinstance(info.context, dict) else {}
-            limits: EventLimits = ctx.get("limits") or _DEFAULT_LIMITS
-            for name, cap in (
-                ("retrieved_context", limits.max_chunks),
-                ("history", limits.max_history),
-                ("citations", limits.max_citations),
-            ):
-                value = data.get(name)
-                if isinstance(value, list):
-                    _cap(name, len(value), cap, "items")
-        return data
-
-    @model_validator(mode="after")
-    def _enforce_limits(self, info: _Info) -> Event:
-        ctx = info.context if isinstance(info.context, dict) else {}
-        limits: EventLimits = ctx.get("limits") or _DEFAULT_LIMITS
-        _cap("query", len(self.query), limits.max_text_chars)
-        _cap("response", len(self.response), limits.max_text_chars)
-        _cap("retrieved_context", len(self.retrieved_context), limits.max_chunks, "items")
-        _cap("history", len(self.history), limits.max_history, "items")
-        _cap("citations", len(self.citations), limits.max_citations, "items")
-        for i, chunk in enumerate(self.retrieved_context):
-            _cap(f"retrieved_context.{i}.content", len(chunk.content), limits.max_chunk_chars)
-        for i, msg in enumerate(self.history):
-            _cap(f"history.{i}.content", len(msg.content), limits.max_text_chars)
-        return self
-
-    @property
-    def expected_behavior(self) -> str | None:
-        value = (self.labels or {}).get("expected_behavior")
-        return value if isinstance(value, str) else None
-
-    @property
-    def reference(self) -> Reference | None:
-        """The golden/labelled reference in `labels` (:mod:`stream.contract.reference`)."""
-        return reference_of(self.labels)
-
-
-class _TooLarge(ValueError):
-    pass
-
-
-def _cap(field: str, size: int, limit: int, unit: str = "chars") -> None:
-    if size > limit:
-        raise _TooLarge(f"{field}: {size} {unit} exceeds the cap of {limit}")
-
-
-_DEFAULT_LIMITS = EventLimits()
 
 
 class InvalidEvent(Exception):
@@ -208,8 +83,12 @@ def parse_event(raw: bytes | str | None, limits: EventLimits | None = None) -> E
             "oversized", f"event is {len(raw)} bytes, cap is {limits.max_event_bytes}"
         )
     fast = _fast_parse(raw, limits)
-    if fast is not None:
-        return fast
+    return fast if fast is not None else _careful_parse(raw, limits)
+
+
+def _careful_parse(raw: bytes | bytearray | str, limits: EventLimits) -> Event:
+    """json.loads with hooks, a depth scan and a lone-surrogate check, then
+    `model_validate`: slower than the fast path, and every rejection names its reason."""
     if isinstance(raw, bytes | bytearray):
         try:
             text = bytes(raw).decode("utf-8")
@@ -220,7 +99,7 @@ def parse_event(raw: bytes | str | None, limits: EventLimits | None = None) -> E
     encoded = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
     # every bracket counted (strings too) bounds the depth: the vectorised scan (~120 us on
     # a 7 KB event) only runs when that bound exceeds the cap
-    bound = encoded.count(b"[") + encoded.count(b"{")
+    bound = brackets(encoded)
     depth = _json_depth(encoded) if bound > limits.max_depth else 0
     if depth > limits.max_depth:
         cap = limits.max_depth
@@ -241,30 +120,12 @@ def parse_event(raw: bytes | str | None, limits: EventLimits | None = None) -> E
         raise _invalid_from(exc) from None
 
 
-#: JSON values only the careful path handles (the fast parser takes them where json.loads
-#: with our hooks would not): NaN / Infinity, exponents that may overflow to inf, numbers of
-#: 300+ digits. A value always follows ':', ',' or '[' and optional white space; a match
-#: inside a string only costs the careful path.
-_CAREFUL = re2.compile(
-    rb"[:,\[]\s*-?(?:NaN|Infinity|[0-9]{300}|[0-9]+(?:\.[0-9]*)?[eE]\+?[0-9]{3})"
-)
-
-
-def _fast_parse(raw: bytes | str, limits: EventLimits) -> Event | None:
-    """The common case in one step: pydantic-core parses the JSON bytes and validates them
-    (about half the cost of json.loads + model_validate). Returns None when the event
-    needs the careful path: any parse or validation error (the careful path then names
-    the exact reason), a nesting depth that may exceed the cap, or a token listed in
-    :data:`_CAREFUL`. Both paths accept and reject the same events."""
+def _fast_parse(raw: bytes | bytearray | str, limits: EventLimits) -> Event | None:
+    """The fast path (:func:`stream.contract.fastparse.fast_parse`) for bytes; None when
+    the careful path decides (always for `str` input)."""
     if not isinstance(raw, bytes | bytearray):
         return None
-    data = bytes(raw)
-    if data.count(b"[") + data.count(b"{") > limits.max_depth or _CAREFUL.search(data):
-        return None
-    try:
-        return Event.model_validate_json(data, context={"limits": limits})
-    except ValidationError:
-        return None
+    return fast_parse(raw, limits)
 
 
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")

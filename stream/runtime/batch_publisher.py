@@ -21,7 +21,9 @@ from aiokafka.partitioner import murmur2
 
 __all__ = ["BatchPublisher"]
 
-_KEY_CACHE = 65_536  # murmur2 results kept (LRU)
+#: murmur2 results kept (LRU). A conversation's turns arrive close together: on the bundled
+#: traffic 256 entries hit as often as 65,536 (37 %), and 65,536 held ~6.6 MiB (soak, tracemalloc)
+_KEY_CACHE = 4096
 
 
 class BatchPublisher:

@@ -29,6 +29,7 @@ from typing import Any
 
 from exporters import Metrics, MetricsServer
 from monitors.alarms import AlarmEvent
+from stream.contract.heap import trim_heap
 from stream.contract.retry import Backoff, classify
 from stream.runtime.dead_letters import Headers, dead_letter, dlq_headers, skipped_batch_letter
 from stream.runtime.drift_state import DriftState
@@ -253,12 +254,20 @@ class SidecarBase(abc.ABC):
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
 
+    @staticmethod
+    async def _trim_heap(every_s: float) -> None:
+        """Return the C heap's free pages to the OS every `every_s` seconds (0: never)."""
+        while every_s > 0:
+            await asyncio.sleep(every_s)
+            trim_heap()
+
     async def _serve(self, stop: asyncio.Event) -> int:
         s = self.settings
         self.health.started = True
         await self.health.refresh()
         lag_task = asyncio.create_task(self.health.watch())
         snap_task = asyncio.create_task(self.drift_state.loop())
+        trim_task = asyncio.create_task(self._trim_heap(s.heap.trim_every_s))
         code = 0
         try:
             while not stop.is_set():
@@ -272,6 +281,7 @@ class SidecarBase(abc.ABC):
         finally:
             lag_task.cancel()
             snap_task.cancel()
+            trim_task.cancel()
             started = time.monotonic()
             log.info("stopping: draining and committing (deadline %.0fs)", s.shutdown_timeout_s)
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exporters import Metrics
+from stream.contract.heap import tune_heap
 from stream.runtime.engine import SidecarBase
 from stream.runtime.settings import Settings
 
@@ -11,7 +12,9 @@ __all__ = ["build_sidecar"]
 
 def build_sidecar(settings: Settings, metrics: Metrics) -> SidecarBase:
     """The sidecar for `settings.engine`: "aiokafka" (default) or "faust". Each engine's
-    module is imported only when chosen (faust costs ~14 MiB of RSS)."""
+    module is imported only when chosen (faust costs ~14 MiB of RSS). The C heap is tuned
+    first, before the judge and HTTP threads exist (`heap` settings)."""
+    tune_heap(settings.heap.arena_max, settings.heap.mmap_threshold_bytes)
     if settings.engine == "aiokafka":
         from stream.runtime.engine_aiokafka import AiokafkaSidecar
 

@@ -43,6 +43,7 @@ __all__ = [
     "ConfigError",
     "DedupeSettings",
     "DetectorSettings",
+    "HeapSettings",
     "KafkaSettings",
     "LabelSettings",
     "ServerSettings",
@@ -206,6 +207,25 @@ class DedupeSettings(_Section):
     window_size: int = Field(100_000, ge=0, description="event ids remembered; 0 disables")
 
 
+class HeapSettings(_Section):
+    """glibc malloc tuning for a long-running process (stream.contract.heap; the soak in
+    BENCHMARKS.md measured the defaults against glibc's)."""
+
+    arena_max: int = Field(
+        2, ge=0, le=64, description="malloc arenas at most (0: glibc's 8 per core)"
+    )
+    mmap_threshold_bytes: int = Field(
+        131_072,
+        ge=0,
+        le=32 << 20,
+        description="blocks this large get their own mapping, unmapped on free "
+        "(0: glibc's dynamic threshold, which rises to the largest block freed)",
+    )
+    trim_every_s: float = Field(
+        60.0, ge=0, description="return free heap pages to the OS this often (0: never)"
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGPULSE_",
@@ -224,6 +244,7 @@ class Settings(BaseSettings):
     labels: LabelSettings = Field(default_factory=LabelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    heap: HeapSettings = Field(default_factory=HeapSettings)
     progress: ProgressSettings = Field(default_factory=ProgressSettings)
     drift: DriftSettings = Field(default_factory=DriftSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)

@@ -1,6 +1,7 @@
-"""The fast parse path (pydantic-core JSON) and the careful path (json.loads + model_validate)
-accept and reject the same events with the same result. `parse_event` takes the careful
-path for `str` input, so comparing bytes against str input compares the two paths."""
+"""The fast parse path (msgspec + pydantic-core, `stream.contract.fastparse`) and the
+careful path (json.loads + model_validate) accept and reject the same events with the same
+result. `parse_event` takes the careful path for `str` input, so comparing bytes against
+str input compares the two paths."""
 
 from __future__ import annotations
 
