@@ -43,11 +43,11 @@ def rss():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
 base = rss()
-import stream.cli, stream.runtime.engine_faust, stream.runtime.engine_aiokafka, exporters
+import stream.cli, stream.runtime.factory, stream.runtime.engine_aiokafka, exporters
 imported = rss()
 from stream.runtime.settings import load_settings
 from exporters import Metrics
-from stream.runtime.engine_faust import build_sidecar
+from stream.runtime.factory import build_sidecar
 s = load_settings(judge={"type": "none"})
 build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
 built = rss()
@@ -61,7 +61,7 @@ with open(sys.argv[1], "rb") as fh:
 tracemalloc.start(25)
 from stream.runtime.settings import load_settings
 from exporters import Metrics
-from stream.runtime.engine_faust import build_sidecar
+from stream.runtime.factory import build_sidecar
 s = load_settings(judge={"type": "none"})
 sc = build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
 for raw in raws:

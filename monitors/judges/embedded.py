@@ -103,7 +103,10 @@ def load_calibration(path: str | Path | None = None) -> dict[str, Any]:
 class MiniLMJudge:
     """The default judge. Options: `calibration` (JSON path), `score_maps` (JSON path;
     ``false``: report raw scores), `reference_model` (JSON path: the answer-correctness
-    model), `threads`, `cache_size`."""
+    model), `threads` (onnxruntime threads per run; 0: all cores), `cache_size` (texts whose
+    embedding is kept), `batch_size` (texts per run, at most), `runs` (onnxruntime runs at
+    once; 0, the default: the CPUs this process may use divided by `threads`, 1 when
+    `threads` is 0)."""
 
     name = "embedded-minilm-v1"
 
@@ -116,11 +119,12 @@ class MiniLMJudge:
         max_sentences: int = 200,
         score_maps: str | Path | bool | None = None,
         reference_model: str | None = None,
+        runs: int = 0,
     ) -> None:
-        if threads < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:
+        if threads < 0 or runs < 0 or cache_size < 1 or batch_size < 1 or max_sentences < 1:
             raise ValueError(
-                "embedded judge: threads >= 0 (0 = all cores), cache_size, "
-                "batch_size and max_sentences >= 1"
+                "embedded judge: threads >= 0 (0 = all cores), runs >= 0 (0 = usable CPUs / "
+                "threads), cache_size, batch_size and max_sentences >= 1"
             )
         try:
             raw = _calibration_bytes(calibration)
@@ -139,7 +143,7 @@ class MiniLMJudge:
             self.reference_model = load_reference_model(reference_model)
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(f"embedded judge reference_model {reference_model}: {exc}") from None
-        self.encoder = Encoder(threads, cache_size, batch_size)
+        self.encoder = Encoder(threads, cache_size, batch_size, runs)
         self.max_sentences = max_sentences
 
     @property
