@@ -208,14 +208,16 @@ class DedupeSettings(_Section):
 
 
 class HeapSettings(_Section):
-    """glibc malloc tuning for a long-running process (stream.contract.heap; the soak in
-    BENCHMARKS.md measured the defaults against glibc's)."""
+    """glibc malloc tuning for a long-running process (stream.contract.heap). A fixed mmap
+    threshold (e.g. 131072) held RSS lower in a 35-minute soak but cost ~12 % of the
+    detector path's throughput (page faults on every fetch buffer), so it is off by
+    default; BENCHMARKS.md "Soak"."""
 
     arena_max: int = Field(
         2, ge=0, le=64, description="malloc arenas at most (0: glibc's 8 per core)"
     )
     mmap_threshold_bytes: int = Field(
-        131_072,
+        0,
         ge=0,
         le=32 << 20,
         description="blocks this large get their own mapping, unmapped on free "
