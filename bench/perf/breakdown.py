@@ -159,9 +159,9 @@ def markdown(result: dict[str, Any]) -> str:
         "than the sum of its parts and this harness does not say where the difference goes: "
         "in a side measurement, running the detectors on freshly parsed events instead of "
         "parsed-once ones cost ~50 µs more per event; the rest is not attributed. "
-        f"{result['fast_parse_share']:.1%} of the events took the one-step parse "
-        "(pydantic-core reads the JSON bytes); the rest (malformed, deep, NaN-like values) "
-        "took the careful path.",
+        f"{result['fast_parse_share']:.1%} of the events took the fast parse "
+        "(msgspec decodes, pydantic-core validates); the rest (malformed, deep, NaN-like "
+        "values) took the careful path.",
     ]
     engine = result.get("engine_total_us")
     if engine:
