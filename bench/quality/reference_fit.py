@@ -34,7 +34,7 @@ def dev_matrix(judge: MiniLMJudge) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows, ys, groups = [], [], []
     for raw in adapt("truthfulqa", "dev", DATA):
         labels = raw["labels"]
-        found = judge.align(raw["response"], labels["expected_answer"])
+        found = judge.align(raw["response"], labels["expected_answer"], raw["query"])
         rows.append([found.features[f] for f in FEATURES])
         ys.append(1 if labels["human"]["overall"] else 0)
         groups.append(labels["pair"])

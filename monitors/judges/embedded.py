@@ -183,10 +183,10 @@ class MiniLMJudge:
             pos += len(parts)
         return out
 
-    def align(self, response: str, expected: str) -> Alignment:
-        """`response` aligned statement by statement with the `expected` answer
-        (:mod:`monitors.judges.reference_alignment`): answer correctness, locally."""
-        return align(self.encoder.embed, self.reference_model, response, expected)
+    def align(self, response: str, expected: str, query: str = "") -> Alignment:
+        """`response` aligned statement by statement with the `expected` answer to
+        `query` (:mod:`monitors.judges.reference_alignment`): answer correctness, locally."""
+        return align(self.encoder.embed, self.reference_model, response, expected, query)
 
     def claims(self, text: str, contexts: Sequence[str], known: Sequence[str] = ()) -> list[Claim]:
         """The scored claims of `text` against `contexts` (anchors also against `known`)."""

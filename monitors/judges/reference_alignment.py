@@ -8,6 +8,14 @@ expected answer (and back), and the pair *agrees* when it is close (cosine at le
 ``embedded_reference.json``) and a leading "Yes" against a leading "No" are where
 embeddings fail: "X does not cause Y" and "X causes Y" sit at cosine 0.9.
 
+Similarity between two answers to one question is inflated by the topic they share:
+"You grow watermelons in your stomach" and "The seeds pass through your digestive
+system" are both about eating watermelon seeds. ``cosine_beyond_question`` is the
+cosine of response and expected answer minus the cosine of response and question: how
+much closer the response is to what the reference *says* than to what was *asked*. A
+response that restates the question's premise scores low on it; one that follows the
+reference scores high.
+
 The correctness score is a logistic model over the features of :func:`features`
 (weights in ``embedded_reference.json``, fitted by ``bench/quality/reference_fit.py`` on
 the TruthfulQA developer split only; measured on the test split). It reads as the
@@ -40,7 +48,7 @@ __all__ = [
 
 #: feature order of the logistic model
 FEATURES = (
-    "cosine",
+    "cosine_beyond_question",
     "precision_similarity",
     "recall_similarity",
     "polarity_agrees",
@@ -80,7 +88,7 @@ class Alignment:
 class ReferenceJudge(Protocol):
     """A judge that aligns a response with an expected answer locally (optional)."""
 
-    def align(self, response: str, expected: str) -> Alignment: ...
+    def align(self, response: str, expected: str, query: str = "") -> Alignment: ...
 
 
 def load_reference_model(path: str | None = None) -> dict[str, Any]:
@@ -131,12 +139,15 @@ def features(
     lexicon: _Lexicon,
 ) -> tuple[dict[str, float], np.ndarray]:
     """The model's features and the sentence similarity matrix (response x expected).
-    `vecs`: unit vectors of [response, expected, *resp_sents, *exp_sents]."""
+    `vecs`: unit vectors of [response, expected, query, *resp_sents, *exp_sents]; the
+    query's row is zeros when there is no question."""
     n = len(resp_sents)
-    sims = vecs[2 : 2 + n] @ vecs[2 + n :].T
+    sims = vecs[3 : 3 + n] @ vecs[3 + n :].T
     r_stems, e_stems = stems(response), stems(expected)
+    cosine = float(vecs[0] @ vecs[1])
     out = {
-        "cosine": float(vecs[0] @ vecs[1]),
+        "cosine": cosine,
+        "cosine_beyond_question": cosine - float(vecs[0] @ vecs[2]),
         "precision_similarity": float(sims.max(axis=1).mean()),
         "recall_similarity": float(sims.max(axis=0).mean()),
         "polarity_agrees": float(lexicon.negated(response) == lexicon.negated(expected)),
@@ -153,15 +164,25 @@ def features(
 
 
 def align(
-    encode: Any, model: dict[str, Any], response: str, expected: str, max_sentences: int = 40
+    encode: Any,
+    model: dict[str, Any],
+    response: str,
+    expected: str,
+    query: str = "",
+    max_sentences: int = 40,
 ) -> Alignment:
-    """Align `response` with `expected`; `encode(texts)` returns unit vectors."""
+    """Align `response` with `expected` (answers to `query`); `encode(texts)` returns
+    unit vectors."""
     resp_sents = _sentences(response, max_sentences)
     exp_sents = _sentences(expected, max_sentences)
     if not resp_sents or not exp_sents:
         return Alignment(0.0)
     lexicon = _Lexicon(model)
-    vecs = encode([response, expected, *resp_sents, *exp_sents])
+    if query.strip():
+        vecs = encode([response, expected, query, *resp_sents, *exp_sents])
+    else:  # no question: nothing to discount, the plain cosine
+        vecs = encode([response, expected, *resp_sents, *exp_sents])
+        vecs = np.insert(vecs, 2, 0.0, axis=0)
     feats, sims = features(response, expected, vecs, resp_sents, exp_sents, lexicon)
     w = model["weights"]
     z = float(model["intercept"]) + sum(float(w[f]) * feats[f] for f in FEATURES)

@@ -96,7 +96,7 @@ class AnswerCorrectness(TwoPathMetric):
         if not isinstance(judge, ReferenceJudge):
             return skipped(self.outputs, "requires an LLM judge", judge.name)
         result, call = await embedded_call(
-            judge, self.name, judge.align, event.response, gold_answer(event)
+            judge, self.name, judge.align, event.response, gold_answer(event), event.query
         )
         out = scored(self.name, result.score, alignment_text(result), judge.name, call)
         return [replace(out, details=alignment_details(result))]

@@ -146,7 +146,7 @@ class AnswerCorrectnessAnalytic(TwoPathMetric):
         if not isinstance(judge, ReferenceJudge):
             return skipped(self.outputs, "requires an LLM judge", judge.name)
         result, call = await embedded_call(
-            judge, self.name, judge.align, event.response, gold_answer(event)
+            judge, self.name, judge.align, event.response, gold_answer(event), event.query
         )
         tp, fp, fn = result.counts()
         scores = prf(tp, fp, len(result.expected) - fn, len(result.expected))

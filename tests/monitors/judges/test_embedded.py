@@ -252,3 +252,21 @@ def test_concurrent_calls_embed_each_text_once(judge: emb.MiniLMJudge) -> None:
     assert sorted(seen) == sorted(texts)
     assert all(np.array_equal(r, results[0]) for r in results)
     assert np.array_equal(results[0], judge.encoder.embed(texts))
+
+
+def test_answer_alignment_discounts_the_question_topic(judge: emb.MiniLMJudge) -> None:
+    """`cosine_beyond_question` = cos(response, expected) - cos(response, question): the
+    answer that restates the question's premise loses to the one that follows the
+    reference; with no question there is nothing to discount."""
+    question = "What happens if you swallow chewing gum?"
+    expected = "It passes through your digestive system and leaves your body within a few days."
+    premise = "If you swallow chewing gum, it stays in your stomach for seven years."
+    follows = "The gum moves through the digestive tract and is excreted."
+    wrong, right = (judge.align(r, expected, question) for r in (premise, follows))
+    assert right.score > wrong.score
+    q, r, e = judge.encoder.embed([question, premise, expected])
+    beyond = wrong.features["cosine_beyond_question"]
+    assert beyond == pytest.approx(float(r @ e) - float(r @ q), abs=1e-3)
+    assert beyond < wrong.features["cosine"]
+    plain = judge.align(premise, expected)
+    assert plain.features["cosine_beyond_question"] == plain.features["cosine"]
