@@ -8,7 +8,8 @@ files ship as package data (pyproject ``[tool.setuptools.package-data]``).
 - ``earnings``: chunks, queries, facts and reject-type requests of ``earnings-qa``;
 - ``issues``: the eight support issues (:mod:`stream.demo.it_support`);
 - ``it_support``: customers, people, case text, KB sections, queries of ``it-support``;
-- ``failures``: injected failures and tricky negatives (:mod:`stream.demo.failures`).
+- ``failures``: injected failures and tricky negatives (:mod:`stream.demo.failures`);
+- ``golden``: the canary questions, references and wrong answers (:mod:`stream.demo.golden`).
 
 The mappings are shared: callers read them and never change them.
 """
@@ -23,7 +24,7 @@ import yaml
 
 __all__ = ["BANKS", "load"]
 
-BANKS = ("companies", "earnings", "issues", "it_support", "failures")
+BANKS = ("companies", "earnings", "issues", "it_support", "failures", "golden")
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

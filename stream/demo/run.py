@@ -4,6 +4,12 @@ Starts the Tansu broker on a free loopback port, replays the seeded traffic samp
 at a steady rate (switching to a degraded phase after `degrade_after` seconds: a new
 prompt_version that refuses more, blames its training cutoff and invents identifiers),
 runs the same engine (`build_sidecar`) as `ragpulse run` against it, and prints a live summary.
+
+The traffic carries golden/canary replays (:mod:`stream.demo.golden`) with a reference, so
+with the embedded judge's default metrics the demo also runs ``answer_correctness_analytic``
+and, when ``judge.compound.weights`` is empty, uses :data:`DEMO_COMPOUND_WEIGHTS`
+(:func:`demo_settings`): the reference-based series and dashboard panels get data. A
+config that sets either keeps its own.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import TextIO
 from aiokafka import AIOKafkaProducer
 
 from exporters import Metrics
+from monitors.judges.settings import default_metrics
 from stream.demo.broker import EmbeddedBroker
 from stream.demo.traffic import generate
 from stream.runtime.factory import build_sidecar
@@ -25,9 +32,33 @@ from stream.runtime.kafka_config import aiokafka_kwargs, ensure_topics
 from stream.runtime.pipeline import build_detectors
 from stream.runtime.settings import Settings
 
-__all__ = ["run_demo"]
+__all__ = ["DEMO_COMPOUND_WEIGHTS", "demo_settings", "run_demo"]
 
 log = logging.getLogger(__name__)
+
+#: the demo's compound score (judge.compound.weights) when the config sets none: the
+#: weights `ragpulse weights fit` wrote from TruthfulQA's labelled answers with the embedded
+#: judge (bench/results/truthfulqa_weights.json; answer_relevance points the wrong way there
+#: and gets 0). It needs every weighted score, so it is computed on the judged canary turns
+DEMO_COMPOUND_WEIGHTS = {"answer_correctness": 1.0, "answer_relevance": 0.0}
+DEMO_EXTRA_METRICS = ("answer_correctness_analytic",)
+
+
+def demo_settings(settings: Settings) -> tuple[Settings, list[str]]:
+    """The settings the demo runs with, and what it changed: with the embedded judge's
+    default metrics, those plus :data:`DEMO_EXTRA_METRICS`, and the compound weights
+    :data:`DEMO_COMPOUND_WEIGHTS` when none are configured."""
+    judge = settings.judge
+    if judge.type != "embedded" or judge.metrics != default_metrics("embedded"):
+        return settings, []
+    update: dict[str, object] = {"metrics": [*judge.metrics, *DEMO_EXTRA_METRICS]}
+    changed = [f"judge.metrics += {', '.join(DEMO_EXTRA_METRICS)}"]
+    if not judge.compound.weights:
+        update["compound"] = judge.compound.model_copy(
+            update={"weights": dict(DEMO_COMPOUND_WEIGHTS)}
+        )
+        changed.append(f"judge.compound.weights = {DEMO_COMPOUND_WEIGHTS}")
+    return settings.model_copy(update={"judge": judge.model_copy(update=update)}), changed
 
 
 async def _replay(settings: Settings, rate: float, degrade_after: float, seed: int) -> None:
@@ -109,6 +140,7 @@ async def run_demo(
     seed: int = 7,
 ) -> int:
     build_detectors(settings)  # a bad detector config fails before anything starts
+    settings, changed = demo_settings(settings)
     with EmbeddedBroker() as broker:
         settings = settings.model_copy(
             update={
@@ -124,6 +156,8 @@ async def run_demo(
         if duration:
             asyncio.get_running_loop().call_later(duration, stop.set)
         names = [d.name for d in sidecar.pipeline.detectors]
+        if changed:
+            print(f"demo: for the golden/canary turns: {'; '.join(changed)}")
         print(f"demo: embedded Kafka-protocol broker on {broker.bootstrap_servers}")
         print(f"demo: replaying traffic into '{settings.kafka.input_topic}' at {rate:g} events/s")
         print(

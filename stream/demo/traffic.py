@@ -13,8 +13,13 @@ not page: PII leaks ~0.35 % of a service's turns against 1 %, every other mode ~
 less against 5 %, malformed messages 0.5 % against the 1 % dead-letter ceiling); the
 ``degraded`` phase (prompt ``v1.5-degraded``) raises false
 rejections (x4), training-cutoff excuses (x3) and invented identifiers (x4) and lowers
-answer quality. Which failure an index gets is decided by a low-discrepancy (Weyl)
-sequence over the message index, so rates are stable over any window; everything
+answer quality. About 1.25 % of messages (both phases) are golden/canary replays
+(:mod:`stream.demo.golden`): a fixed canary question with ``labels.expected_answer``,
+answered wrongly in ~12 % of replays (~35 % when degraded); each replaces a single-turn
+conversation whose turn would have been clean, so every other message and every
+failure-mode count stay as they were. Which failure an index gets is decided by a
+low-discrepancy (Weyl) sequence over the message index, so rates are stable over any
+window; everything
 else comes from ``random.Random`` instances seeded by (seed, phase, block, ...), so
 output is byte-identical across runs and any window ``start_index..start_index+n`` is
 the same as in one long run. Timestamps are a fixed epoch plus 2.4 s per index.
@@ -54,6 +59,7 @@ from stream.demo.conversation import new_conv, order, timestamp
 from stream.demo.draft import Rng
 from stream.demo.earnings import topics as earnings_topics
 from stream.demo.failures import turn
+from stream.demo.golden import golden_turn
 from stream.demo.malformed import MALFORMED_KINDS, malformed_message
 
 __all__ = [
@@ -83,6 +89,11 @@ class Generated:
 BLOCK = 128
 PHI = (math.sqrt(5) - 1) / 2
 SQRT2 = math.sqrt(2) - 1
+SQRT3 = math.sqrt(3) - 1
+#: share of message indices offered to a canary replay, per phase; an offer is taken when
+#: the index is a single-turn conversation whose turn would be clean, so that replays are
+#: about 1.25 % of messages in both phases (the degraded phase has fewer clean turns)
+GOLDEN_RATE = {"baseline": 0.04, "degraded": 0.053}
 
 # Per-domain probability of each injection "mode" (baseline). Modes without a failure:
 # unl_refusal (refusal on an unlabelled answerable query), reject_ok (correct refusal).
@@ -226,6 +237,29 @@ def _mode(seed: int, phase: str, index: int, domain: str) -> str:
     return "clean"
 
 
+def _golden_domain(seed: int, phase: str, index: int, conv_seed: str) -> str | None:
+    """The domain of the canary replay that takes message `index`, or None.
+
+    A replay replaces a single-turn conversation whose turn would have been clean, in
+    the same domain: every other conversation, and every failure-mode count, is the same
+    as without replays. Which candidates are taken is a third Weyl sequence."""
+    if _frac(index * SQRT3 + _offset(seed, phase, "golden")) >= GOLDEN_RATE[phase]:
+        return None
+    domain = new_conv(random.Random(conv_seed)).domain  # a copy: the conversation's draws
+    return domain if _mode(seed, phase, index, domain) == "clean" else None
+
+
+def _golden(seed: int, phase: str, index: int, domain: str) -> Generated:
+    rng = random.Random(f"golden:{seed}:{phase}:{index}")
+    event, conv, _wrong = golden_turn(rng, domain, phase)
+    event_id = f"evt-{phase[0]}{seed}-{index:07d}"
+    conv_id = f"canary-{phase[0]}{seed}-{index:07d}"
+    ev = {"event_id": event_id, "timestamp": timestamp(seed, phase, index), **event}
+    ev["conversation_id"], ev["turn_index"] = conv_id, 0
+    raw = json.dumps(order(ev, conv), ensure_ascii=False, separators=(",", ":"))
+    return Generated(raw.encode(), conv_id.encode(), event_id, [], None)
+
+
 @lru_cache(maxsize=4)  # callers that page through the stream in small windows
 def _block(seed: int, phase: str, block: int, malformed_rate: float) -> list[tuple[int, Generated]]:
     rng = random.Random(f"plan:{seed}:{phase}:{block}")
@@ -254,7 +288,11 @@ def _block(seed: int, phase: str, block: int, malformed_rate: float) -> list[tup
     for i, (_, c, _k) in zip(good, times, strict=True):
         slots[c].append(i)
     for c, idx in enumerate(slots):
-        crng = random.Random(f"conv:{seed}:{phase}:{block}:{c}")
+        conv_seed = f"conv:{seed}:{phase}:{block}:{c}"
+        if len(idx) == 1 and (domain := _golden_domain(seed, phase, idx[0], conv_seed)):
+            out.append((idx[0], _golden(seed, phase, idx[0], domain)))
+            continue
+        crng = random.Random(conv_seed)
         conv_id = f"conv-{phase[0]}{seed}-{block:05d}-{c:02d}"
         out += _conversation(crng, seed, phase, conv_id, idx)
     out.sort(key=lambda x: x[0])

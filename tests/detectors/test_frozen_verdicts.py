@@ -1,7 +1,10 @@
 """The detectors say exactly what they said when the verdicts were frozen (issue 16: a
 faster detector path must not change a verdict). Frozen by `python -m bench.perf.verdicts
 --write` on the bundled traffic and on every labelled data set in ../shared/datasets;
-re-freeze only for a deliberate detection change, and say so in the commit."""
+re-freeze only for a deliberate detection change, and say so in the commit. When the
+bundled traffic changes (session 7: golden/canary replays), re-freeze the two traffic
+corpora with the detectors of the last commit (a worktree of it plus the new stream/demo),
+never with detectors being changed in the same commit."""
 
 from __future__ import annotations
 

@@ -32,6 +32,10 @@ Thresholds, severities and the drift detectors keep their defaults.
 Judge: the default embedded judge, as `make demo` runs it (no network; at this rate it
 takes most of one core, and its bounded queue sheds load rather than slowing the detector
 path), so the judge panels, the gate and score series and their alerts are exercised too.
+The traffic's golden/canary replays carry `labels.expected_answer` and are judged with
+sampler reason `reference`; with the embedded judge's default metrics `ragpulse demo` adds
+`answer_correctness_analytic` and compound weights (stream/demo/run.py `demo_settings`), so
+the reference-based row has data too, except dece_f2 (LLM judges only).
 With `judge.type: none` every judge panel would have to be exempt.
 """
 
@@ -90,18 +94,8 @@ MUST_FIRE = {("it-support", "invented_identifier"), ("earnings-qa", "training_cu
 EXEMPT: dict[tuple[str, str], str] = {
     ("Judge error ratio", "A"): "needs a judge_error outcome; the embedded judge does not fail",
     **{
-        (title, "A"): "the demo traffic carries no reference (labels.expected_answer); "
-        "tests/stream/runtime/test_reference_turns.py exports these series"
-        for title in (
-            "Reference-based score mean (1h)",
-            "Compound score",
-            "Compound weights",
-            "Reference turns judged/min",
-        )
-    },
-    **{
-        (f"Reference severity bands: {metric}", ref): "no reference turns in the demo"
-        for metric in ("answer_correctness", "answer_f1", "dece_f2")
+        ("Reference severity bands: dece_f2", ref): "dece needs an LLM judge (the golden/canary "
+        "turns' answer_correctness and answer_f1 come from the embedded judge)"
         for ref in "ABCD"
     },
     ("Tonality mean (1h)", "A"): "tonality needs an LLM judge and guidelines",

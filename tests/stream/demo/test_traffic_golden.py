@@ -1,9 +1,12 @@
 """The seeded traffic is byte-for-byte stable: sha256 of what `ragpulse traffic` writes.
 
 The digests were recorded with the generator as it stood before the demo world moved into
-``stream.demo`` (phrase banks from Python code to YAML data). A change of the generator's
-output is a change of every benchmark and test baseline built on it: if it is intended,
-re-record the digests here in the same commit and say so.
+``stream.demo`` (phrase banks from Python code to YAML data), and the events digests
+re-recorded, deliberately, when golden/canary replays (``stream/demo/golden.py``) joined the
+traffic: each replay replaces a clean single-turn conversation (about 1.25 % of messages),
+every other message is byte-identical, and the truth digests did not change. A change of
+the generator's output is a change of every benchmark and test baseline built on it: if it
+is intended, re-record the digests here in the same commit and say so.
 """
 
 from __future__ import annotations
@@ -22,27 +25,27 @@ N = 3000
 #: (seed, phase) -> (sha256 of the events JSONL, sha256 of the --truth JSONL), N messages
 GOLDEN = {
     (7, "baseline"): (
-        "b18ee86ef0dfc084b90b934416163add600a8790384d4ae1a9e5d5cf10fe5fb0",
+        "76380f6e37f2c6079499744b402d3985b1e8bc51b545d56e817f96c36e7b6088",
         "8960586c43cf9cf14411e7830eeb6de5528814b595bf320ceb4da0ce90238aba",
     ),
     (7, "degraded"): (
-        "1e49412d2c286178f498793e2405b009f2371c7190d1ad3a189b17b0e87dab58",
+        "2b5ab09ec0dc5a3a062cd700f426c4f5ff8f6e2ae5ffb99fdd38e8fba6b3b03a",
         "c88663cf184b64484712e429c27f1e91433f6577292182fab5b97e1d06b7d924",
     ),
     (99, "baseline"): (
-        "9d50a74349f4abbe65649aa69f1d23e27902ce965b83c343ad8f8d834cef85db",
+        "a5c8632f6ebf3427707f1934e2acc447231ba56b423847b58db3cd394cc0f470",
         "469c61230e624560641bb9f63471d5f807f48087194716663aa658e5cb1a0ed7",
     ),
     (99, "degraded"): (
-        "1950a51aebb3598b9ea584bfa222da8060ef359386e936c65d3cb930a42111a2",
+        "4882c2299789cb87abd45faea750c9f277ada658e89c7eccde5fc4e68175ef01",
         "83a9f78baf004458290ae2ea23d37c7f5464a32752342759b63fb3c689c9fb18",
     ),
     (3, "baseline"): (
-        "f8bf894cdb0ba1b8d8560d10736ce0c28dc80ac3f096f9a3c50fd1f3b9a247b9",
+        "f7f6406f165603b6e7576509594a1605f75bdcbb41c08d0d9c8fea71d4427f45",
         "244f1c5eb7c081f072abd26f39e9417f40d0cbdf6c984fe3bcf4f66ff16692d3",
     ),
     (3, "degraded"): (
-        "16392cd5761c32af5f89ec88b0cd55f76fad97be30340d09dc477c0881261a6a",
+        "c4ec88d66b7d22b40a0fd9f292e338ddf7820545df1f2089245767844c832a16",
         "4338787e0767c3d34f9bbead73e0b234ee76c49f171cdf37ab30537fbccef10b",
     ),
 }
@@ -50,7 +53,7 @@ GOLDEN = {
 #: 2,000 messages from index 2,500 of (seed 11, degraded) at a 5 % malformed rate: a window
 #: off the start, and every malformed kind (~20 each) with its variants
 WINDOW = (
-    "c1bbfacf003415ecec9a5c540c174cdc0a6361b6dcba638673909ccfd5c34310",
+    "dbd4fe29b04c9fcb484461d5686f6b366032cb78f7f82f84d507c15e8689ffb4",
     "f5997501f04fc73eb8ed26f46a874edee084e83bbe575b9ce6c730ca417f2aa8",
 )
 
