@@ -35,6 +35,7 @@ and ``max_identifiers`` (100) distinct identifiers checked per event.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -251,13 +252,80 @@ def _wordish(ch: str) -> bool:
     return bool(ch) and (ch.isalnum() or ch in "_-")
 
 
-def _sources(event: Event) -> str:
+def _source_parts(event: Event) -> list[str]:
     parts = [event.query, *(m.content for m in event.history)]
     if event.case is not None:
         parts += [event.case.subject or "", event.case.description or ""]
         parts += [str(v) for v in (event.case.metadata or {}).values()]
     parts += [c.content for c in event.retrieved_context]
-    return "\n".join(parts).lower().replace("\\", "/").replace("//", "/")
+    return parts
+
+
+def _normalize(text: str) -> str:
+    return text.lower().replace("\\", "/").replace("//", "/")
+
+
+def _sources(event: Event) -> str:
+    """All the sources, normalised, one per line: what identifiers are looked up in."""
+    return _normalize("\n".join(_source_parts(event)))
+
+
+class _Sources:
+    """:func:`_sources` of one event, normalised part by part only as far as needed.
+
+    A key holds no newline, so it is a substring of the joined sources exactly when it
+    is one of a part (lowering and the slash rewrites never reach across the newline
+    between two parts: the final-sigma rule stops at a newline, and ``//`` cannot span
+    one), and a newline is no word character, as the text's ends are not; most keys
+    are grounded by the query or the first chunks, and the rest of the (long) context
+    is then never lowered. The joined text (equal to :func:`_sources`) is built only
+    for the separator check.
+    """
+
+    __slots__ = ("_done", "_raw", "_text")
+
+    def __init__(self, event: Event) -> None:
+        self._raw = _source_parts(event)
+        self._done: list[str] = []
+        self._text: str | None = None
+
+    def _parts(self) -> Iterator[str]:
+        done, raw = self._done, self._raw
+        i = 0
+        while i < len(done) or i < len(raw):
+            if i == len(done):
+                done.append(_normalize(raw[i]))
+            yield done[i]
+            i += 1
+
+    def __contains__(self, key: str) -> bool:
+        if "\n" in key:
+            return key in self.text
+        return any(key in part for part in self._parts())
+
+    def has_word(self, words: str, limit: int = 50) -> bool:
+        """:func:`_has_word` on the joined sources: the same occurrences, in order."""
+        if not words or "\n" in words:
+            return _has_word(self.text, words, limit)
+        size = len(words)
+        for part in self._parts():
+            pos = part.find(words)
+            while pos >= 0 and limit > 0:
+                if not _wordish(part[pos - 1 : pos]) and not _wordish(
+                    part[pos + size : pos + size + 1]
+                ):
+                    return True
+                pos = part.find(words, pos + 1)
+                limit -= 1
+            if limit <= 0:
+                return False
+        return False
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._parts())
+        return self._text
 
 
 @register_detector("identifiers")
@@ -340,7 +408,7 @@ class IdentifierDetector(PatternDetector):
         cands = self._candidates(scan, response)
         if not cands:
             return []
-        source = _sources(event)
+        source = _Sources(event)
         verdicts: dict[str, bool] = {}
         reported: set[str] = set()
         hits: list[Detection] = []
@@ -355,10 +423,10 @@ class IdentifierDetector(PatternDetector):
                     if len(verdicts) >= self.max_identifiers:
                         break
                     if " " in key and kind == "command":  # "head sub-command"
-                        verdicts[key] = _has_word(source, key)
+                        verdicts[key] = source.has_word(key)
                     else:
                         verdicts[key] = key in source or (
-                            kind in _SEPARATED_KINDS and _grounded_separated(key, source)
+                            kind in _SEPARATED_KINDS and _grounded_separated(key, source.text)
                         )
                 if not verdicts[key]:
                     missing.append(part)

@@ -29,6 +29,10 @@ _UNI_PUNCT = "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u00ab\u00bb\u2010\u2011
 _UNI_PUNCT += "\u2014\u2015\u2026\u00b7\u2022\u00a1\u00bf\u00a0"
 _TABLE = str.maketrans(string.punctuation, " " * len(string.punctuation))
 _BYTES_TABLE = bytes.maketrans(string.punctuation.encode(), b" " * len(string.punctuation))
+#: punctuation to spaces and A-Z to a-z, for ASCII text as bytes (see `words`)
+_WORDS_TABLE = _BYTES_TABLE.translate(
+    bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
+)
 _OPEN_CLOSE = "\u201c\u201d\u201e\u00ab\u00bb"
 
 _INLINE_CODE = compile_pattern(r"`[^`\n]+`")
@@ -54,8 +58,19 @@ def _depunct(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lowercased words of `text`, punctuation removed."""
-    return _depunct(text).lower().split()
+    """Lowercased words of `text`, punctuation removed.
+
+    ASCII text (also text whose only non-ASCII characters are the marks of
+    ``_UNI_PUNCT``, once those are spaces) in one ``bytes.translate`` that maps
+    punctuation to spaces and upper case to lower: what ``str.lower`` does to ASCII.
+    """
+    if not text.isascii():
+        for mark in _UNI_PUNCT:
+            if mark in text:
+                text = text.replace(mark, " ")
+        if not text.isascii():
+            return _depunct(text).lower().split()
+    return text.encode("ascii").translate(_WORDS_TABLE).decode("ascii").split()
 
 
 def word_span(text: str, first: int, last: int) -> tuple[int, int]:

@@ -234,7 +234,7 @@ class PiiDetector(PatternDetector):
     def detect(self, event: Event, scan: Scan) -> list[Detection]:
         hits = self.find(event.response, scan)
         if hits and self.ignore_if_in_context:
-            known = self._context_keys(scan, event, {h[0] for h in hits})
+            known = self._context_keys(scan, event, {(h[0], h[3]) for h in hits})
             hits = [h for h in hits if (h[0], h[3]) not in known]
         return [
             Detection(self.name, cat, evidence, (start, end), "pii_leak")
@@ -259,8 +259,13 @@ class PiiDetector(PatternDetector):
                 break
         return found, budget
 
-    def _context_keys(self, scan: Scan, event: Event, wanted: set[str]) -> set[tuple[str, str]]:
-        """Normalised values of the `wanted` categories found in the turn's inputs."""
+    def _context_keys(
+        self, scan: Scan, event: Event, needed: set[tuple[str, str]]
+    ) -> set[tuple[str, str]]:
+        """Normalised values found in the turn's inputs, of the categories of `needed`
+        (the response's values): read in order until every needed value is among them
+        (more keys, or a budget spent later, would change nothing for `needed`)."""
+        wanted = {cat for cat, _ in needed}
         texts: list[tuple[TextField, Any]] = [("query", event.query)]
         texts += [("history", m.content) for m in event.history]
         if event.case is not None:
@@ -274,4 +279,6 @@ class PiiDetector(PatternDetector):
             if isinstance(text, str) and text and budget > 0:
                 found, budget = self._candidates(scan, field, text, wanted, budget)
                 keys.update((h[0], h[3]) for h in found)
+                if found and needed <= keys:
+                    break
         return keys

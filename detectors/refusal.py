@@ -206,8 +206,8 @@ class RefusalDetector(PatternDetector):
         s = lo
         for _m_start, m_end in iter_spans(_BOUNDARY, text[lo:start], _CONTEXT + 1):
             s = lo + m_end
-        tail = _BOUNDARY.search(text[end : end + _CONTEXT])
-        return s, (end + tail.end() if tail else min(len(text), end + _CONTEXT))
+        tail = next(iter_spans(_BOUNDARY, text[end : end + _CONTEXT], 1), None)
+        return s, (end + tail[1] if tail else min(len(text), end + _CONTEXT))
 
     def _rejected(self, text: str, start: int, end: int) -> bool:
         s, e = self._sentence(text, start, end)
@@ -238,6 +238,8 @@ class RefusalDetector(PatternDetector):
             return best
         if scan is None:
             scan = self._scanner().scan()
+        if len(text) <= self.short_chars + 200 and not scan.matching(self, "response", text):
+            return best  # the lead region is the whole text: no pattern matches in it
         lead_end = self._lead_end(text)
         for scope, limit in (("lead", lead_end), ("any", len(text))):
             region = text[: limit + 200] if scope == "lead" else text

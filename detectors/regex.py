@@ -96,7 +96,7 @@ def wrap_filtered(pattern: str, program: Any, case_sensitive: bool = False) -> A
 
 
 _UNANCHORED = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-_TO_CHARS = getattr(getattr(re2, "_re2", None), "BytesToCharLen", None)
+_TO_CHARS: Any = getattr(getattr(re2, "_re2", None), "BytesToCharLen", None)
 _TO_BYTES = getattr(getattr(re2, "_re2", None), "CharLenToBytes", None)
 
 
@@ -121,6 +121,17 @@ def _ascii_spans(pattern: Any, data: bytes, limit: int) -> Iterator[Any]:
         pos = pos + 1 if pos == stop else stop  # an empty match at `pos` moves on by one
 
 
+def _char_len(data: bytes, start: int, end: int) -> int:
+    """Characters in the UTF-8 bytes data[start:end]: decoding the slice in C is several
+    times cheaper than the wrapper's byte-by-byte ``BytesToCharLen``, and gives the same
+    count between character boundaries (where RE2 offsets fall); anything else (a ``\\C``
+    match ending inside a character) is left to ``BytesToCharLen``."""
+    try:
+        return len(data[start:end].decode("utf-8"))
+    except UnicodeDecodeError:
+        return int(_TO_CHARS(data, start, end))
+
+
 def _utf8_spans(pattern: Any, text: str, limit: int) -> Iterator[Any]:
     """`_ascii_spans` for non-ASCII text: the wrapper's `finditer` loop on the UTF-8 bytes
     (same positions, same step past an empty match), with the byte offsets turned into
@@ -139,14 +150,24 @@ def _utf8_spans(pattern: Any, text: str, limit: int) -> Iterator[Any]:
         if stop < 0:
             return
         if len(spans) == 1:  # no groups: the two offsets in order
-            start = last_c = last_c + _TO_CHARS(data, last_b, spans[0][0])
-            last_c += _TO_CHARS(data, spans[0][0], stop)
+            begin = spans[0][0]
+            start = last_c = last_c + _char_len(data, last_b, begin)
+            last_c += _char_len(data, begin, stop)
             last_b = stop
             yield [(start, last_c)]
+        elif len(spans) == 2 and 0 <= spans[0][0] <= spans[1][0] <= spans[1][1] <= stop:
+            # one group inside the match (always so with RE2): the offsets in order
+            (begin, _), (g_start, g_end) = spans
+            start = last_c = last_c + _char_len(data, last_b, begin)
+            g_first = last_c = last_c + _char_len(data, begin, g_start)
+            g_last = last_c = last_c + _char_len(data, g_start, g_end)
+            last_c += _char_len(data, g_end, stop)
+            last_b = stop
+            yield [(start, last_c), (g_first, g_last)]
         else:
             chars: dict[int, int] = {}
             for off in sorted({o for span in spans for o in span if o >= 0}):
-                last_c += _TO_CHARS(data, last_b, off)
+                last_c += _char_len(data, last_b, off)
                 last_b = off
                 chars[off] = last_c
             yield [(chars[a], chars[b]) if a >= 0 else (a, b) for a, b in spans]
@@ -165,21 +186,56 @@ def iter_matches(
     UTF-8 offset translation (about 3x cheaper on match-dense text); other text as its
     UTF-8 bytes, offsets translated here (no Match objects).
     """
-    spans_of = _ascii_spans if text.isascii() else _utf8_spans
-    data: Any = text.encode("ascii") if text.isascii() else text
-    for spans in spans_of(pattern, data, limit):
-        (start, end), (gs, ge) = spans[0], spans[group]
-        yield start, end, text[gs:ge] if gs >= 0 else ""
+    if not text.isascii():
+        for spans in _utf8_spans(pattern, text, limit):
+            (start, end), (gs, ge) = spans[0], spans[group]
+            yield start, end, text[gs:ge] if gs >= 0 else ""
+        return
+    match = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    if match is None or _UNANCHORED is None:
+        for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
+            (start, end), (gs, ge) = spans[0], spans[group]
+            yield start, end, text[gs:ge] if gs >= 0 else ""
+        return
+    # `_ascii_spans` inlined (one generator, not two: this runs for every match)
+    data = text.encode("ascii")
+    pos, size, count = 0, len(data), 0
+    while count < limit:
+        spans = match(_UNANCHORED, data, pos, size)
+        start, stop = spans[0]
+        if stop < 0:
+            return
+        gs, ge = spans[group]
+        yield start, stop, text[gs:ge] if gs >= 0 else ""
+        count += 1
+        if pos == size:
+            return
+        pos = pos + 1 if pos == stop else stop
 
 
 def iter_spans(pattern: Any, text: str, limit: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the first `limit` matches (see `iter_matches`)."""
-    if text.isascii():
+    if not text.isascii():
+        for spans in _utf8_spans(pattern, text, limit):
+            yield spans[0]
+        return
+    match = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    if match is None or _UNANCHORED is None:
         for spans in _ascii_spans(pattern, text.encode("ascii"), limit):
             yield spans[0]
         return
-    for spans in _utf8_spans(pattern, text, limit):
+    data = text.encode("ascii")  # `_ascii_spans` inlined, as in `iter_matches`
+    pos, size, count = 0, len(data), 0
+    while count < limit:
+        spans = match(_UNANCHORED, data, pos, size)
+        stop = spans[0][1]
+        if stop < 0:
+            return
         yield spans[0]
+        count += 1
+        if pos == size:
+            return
+        pos = pos + 1 if pos == stop else stop
 
 
 def search(pattern: Any, text: str, pos: int = 0, endpos: int | None = None) -> bool:

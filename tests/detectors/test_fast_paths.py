@@ -8,9 +8,12 @@ from itertools import islice
 import pytest
 
 from detectors.citations import _numeric, _parse, normalize_marker
-from detectors.lexical import ngram_keys
+from detectors.identifiers import _has_word, _Sources, _sources
+from detectors.lexical import _depunct, ngram_keys, words
+from detectors.pii import PiiDetector
 from detectors.regex import compile_pattern, iter_matches, iter_spans, search
 from detectors.source_policy import _ChunkGrams
+from stream.contract.events import Event, EventLimits
 
 PATTERNS = [
     r"\[\s*([A-Za-z0-9]+)\s*\]",
@@ -79,3 +82,48 @@ def test_chunk_grams_keep_every_shared_ngram() -> None:
                 assert mine.intersection(grams.keys(n)) == mine.intersection(ngram_keys(chunk, n))
             if not grams.runs:
                 assert not set(ngram_keys(side, least)) & set(ngram_keys(chunk, least))
+
+
+def _event(**fields: object) -> Event:
+    data = {"event_id": "e1", "query": "q", "response": "r", **fields}
+    return Event.model_validate(data, context={"limits": EventLimits(max_text_chars=500_000)})
+
+
+def test_words_fast_path_is_depunct_lower_split() -> None:
+    rnd = random.Random(5)
+    alphabet = "aZq \n\t.,!?'\"-_/[](){}\u00e9\u2014\u201c\u201d\u00ab\u00bb\u2026"
+    alphabet += "\u00a0\u00c9\u03a3\u0130\u212a\u017f"
+    texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(3000)]
+    texts += [chr(c) for c in range(0x3000)]
+    for text in texts:
+        assert words(text) == _depunct(text).lower().split(), text
+
+
+def test_sources_part_by_part_answer_as_the_joined_text() -> None:
+    rnd = random.Random(11)
+    alphabet = ["a", "B", "-", "_", " ", "/", "\\", "\n", "\u03a3", "\u0130", "kb", "KB-1"]
+    alphabet += ["\u00e9", "1"]
+
+    def text(n: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, n)))
+
+    for _ in range(300):
+        chunks = [{"id": f"c{i}", "content": text(30)} for i in range(rnd.randint(0, 4))]
+        event = _event(query=text(20), retrieved_context=chunks)
+        joined = _sources(event)
+        for _ in range(10):
+            key = text(4).lower()
+            sources = _Sources(event)
+            assert (key in sources) == (key in joined), key
+            assert sources.has_word(key, 3) == _has_word(joined, key, 3), key
+            assert sources.text == joined
+
+
+def test_pii_context_read_until_every_response_value_is_known() -> None:
+    pii = PiiDetector()
+    mail, phone = "help@example.com", "+44 20 7946 0958"
+    response = f"Write to {mail} or call {phone}."
+    chunks = [{"id": "c1", "content": f"Contact: {mail}"}, {"id": "c2", "content": "Tel " + phone}]
+    assert pii(_event(response=response, retrieved_context=chunks)) == []
+    found = pii(_event(response=response, retrieved_context=chunks[:1]))
+    assert [d.category for d in found] == ["phone"]
