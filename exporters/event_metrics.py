@@ -24,6 +24,9 @@ __all__ = ["EventMetrics"]
 
 log = logging.getLogger(__name__)
 
+#: raw (service, model, prompt_version) triples remembered; past it, the caps run each time
+_MAX_DEPLOYMENTS = 4096
+
 
 class EventMetrics:
     """`Metrics` as the pipeline updates it, with cached label children."""
@@ -31,6 +34,13 @@ class EventMetrics:
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
         self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
+        # per raw (service, model, prompt_version): the scored child and the capped service
+        # and prompt labels. A cap maps a value the same way once it has seen it (its seen
+        # set only grows), so this skips the caps but not their first sight of a value;
+        # values a cap replaced (other) are not remembered, so the keys stay bounded.
+        self._deployments: dict[tuple[Any, Any, Any], tuple[Any, str, str]] = {}
+        self._consumed = self._child(metrics.events, "consumed")
+        self._scored = self._child(metrics.events, "scored")
 
     def _child(self, family: Any, *values: str) -> Any:
         key = (id(family), values)
@@ -44,7 +54,7 @@ class EventMetrics:
             self.metrics.declare_detector(det.name, det.categories)
 
     def consumed(self) -> None:
-        self._child(self.metrics.events, "consumed").inc()
+        self._consumed.inc()
         self.metrics.last_event.set(time.time())
 
     def invalid(self, reason: str) -> None:
@@ -58,11 +68,21 @@ class EventMetrics:
         self, event: Event, detections: list[Detection], modes: list[str], elapsed: float
     ) -> None:
         m, child = self.metrics, self._child
-        child(m.events, "scored").inc()
+        self._scored.inc()
         m.detect_seconds.observe(elapsed)
-        service = m.cap_service(event.service)
-        prompt = m.cap_prompt(event.prompt_version)
-        child(m.scored, service, m.cap_model(event.model), prompt).inc()
+        raw = (event.service, event.model, event.prompt_version)
+        deployment = self._deployments.get(raw)
+        if deployment is None:
+            service = m.cap_service(raw[0])
+            prompt = m.cap_prompt(raw[2])
+            model = m.cap_model(raw[1])
+            deployment = (child(m.scored, service, model, prompt), service, prompt)
+            # only values the caps kept as they are (bounded in number and length)
+            kept = all(c == r or not r for r, c in zip(raw, (service, model, prompt), strict=True))
+            if kept and len(self._deployments) < _MAX_DEPLOYMENTS:
+                self._deployments[raw] = deployment
+        scored, service, prompt = deployment
+        scored.inc()
         for d in detections:
             child(m.detector_hits, d.detector, d.category).inc()
         for mode in modes:

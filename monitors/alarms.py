@@ -100,12 +100,17 @@ class MonitoredStream:
     def update(self, x: float, now: float) -> AlarmEvent | None:
         self.samples += 1
         self.recent.append(x)
-        self.detector.update(x)
+        detector = self.detector
+        detector.update(x)
         if not self.active:
-            if self.detector.drift_detected and self.samples > 1 and not math.isnan(self.baseline):
+            baseline = self.baseline
+            if baseline != baseline:  # NaN: no baseline yet, this sample starts it
+                self.baseline = x
+            elif detector.drift_detected and self.samples > 1:
                 return self._raise(now)
-            a = self.policy.baseline_alpha
-            self.baseline = x if math.isnan(self.baseline) else (1 - a) * self.baseline + a * x
+            else:
+                a = self.policy.baseline_alpha
+                self.baseline = (1 - a) * baseline + a * x
             return None
         current = self.current_mean
         if abs(current - self.reference) <= self.policy.band(self.reference):

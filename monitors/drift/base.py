@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 
+_isfinite = math.isfinite
+
+
 @runtime_checkable
 class DriftDetector(Protocol):
     """What the alarm manager calls, once per sample of one monitored stream."""
@@ -86,10 +89,11 @@ class BaseDriftDetector(ABC):
 
     def update(self, x: float) -> None:
         value = float(x)
-        if not math.isfinite(value):
-            raise ValueError(f"{self.name}: sample must be a finite number, got {x!r}")
-        if self.binary and value not in (0.0, 1.0):
-            raise ValueError(f"{self.name}: sample must be 0 or 1, got {x!r}")
+        if value != 0.0 and value != 1.0:  # 0 and 1 (most samples) pass both checks
+            if not _isfinite(value):
+                raise ValueError(f"{self.name}: sample must be a finite number, got {x!r}")
+            if self.binary:
+                raise ValueError(f"{self.name}: sample must be 0 or 1, got {x!r}")
         self._n += 1
         self._drift = self._step(value)
 

@@ -17,6 +17,7 @@ import logging
 import pickle
 import time
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -93,8 +94,9 @@ class DriftMonitor:
         self._cap = cap_service or (lambda s: s or "unknown")
         self._clock = clock
         self.streams: dict[str, MonitoredStream] = {}
-        # (metric, detector type, service) -> stream: the per-event lookup without a StreamKey
-        self._by_key: dict[tuple[str, str, str], MonitoredStream] = {}
+        # (metric, detector type, service) -> (stream id, stream): the per-event lookup
+        # without a StreamKey; the id checks that `streams` still holds that stream
+        self._by_key: dict[tuple[str, str, str], tuple[str, MonitoredStream]] = {}
         from monitors.drift import create_drift_detector
 
         self._create = create_drift_detector
@@ -103,32 +105,34 @@ class DriftMonitor:
 
     def _stream(self, metric: str, spec: Mapping[str, Any], service: str) -> MonitoredStream:
         fast = (metric, spec["type"], service)
-        stream = self._by_key.get(fast)
-        if stream is not None and self.streams.get(stream.key.id) is stream:
-            return stream
+        hit = self._by_key.get(fast)
+        if hit is not None and self.streams.get(hit[0]) is hit[1]:
+            return hit[1]
         key = StreamKey(metric, str(spec["type"]), service)
         stream = self.streams.get(key.id)
         if stream is None:
             stream = MonitoredStream(key, self._create(spec), self.policy)
             self.streams[key.id] = stream
             self._on_stream(key)
-        self._by_key[fast] = stream
+        self._by_key[fast] = (key.id, stream)
         return stream
 
     def observe(
         self,
         failure_modes: list[str],
-        categories: set[tuple[str, str]],
+        categories: AbstractSet[tuple[str, str]],
         expected_behavior: str | None,
         service: str | None,
     ) -> list[AlarmEvent]:
         """Feed one scored event; return the alarm transitions it caused."""
-        if not self.settings.enabled:
+        st = self.settings
+        if not st.enabled:
             return []
         now = self._clock()
-        svc = self._cap(service) if self.settings.key_by_service else "all"
+        svc = self._cap(service) if st.key_by_service else "all"
         events: list[AlarmEvent] = []
-        for metric in self.settings.rate_metrics:
+        by_key, streams, specs = self._by_key, self.streams, st.rate_detectors
+        for metric in st.rate_metrics:
             needed = _NEEDS_LABEL.get(metric)
             if needed is not None and expected_behavior != needed:
                 continue
@@ -136,8 +140,12 @@ class DriftMonitor:
                 x = 1.0 if ("refusal", "refusal") in categories else 0.0
             else:
                 x = 1.0 if metric in failure_modes else 0.0
-            for spec in self.settings.rate_detectors:
-                event = self._stream(metric, spec, svc).update(x, now)
+            for spec in specs:
+                hit = by_key.get((metric, spec["type"], svc))  # _stream's fast path, inlined
+                if hit is not None and streams.get(hit[0]) is hit[1]:
+                    event = hit[1].update(x, now)
+                else:
+                    event = self._stream(metric, spec, svc).update(x, now)
                 if event is not None:
                     events.append(event)
         return events

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,9 +59,22 @@ class ProportionDetector(WindowTestDetector):
             direction=direction,
         )
 
+    #: (reference array, its count of ones): the reference is frozen until it is replaced,
+    #: so it is counted once, not at every test; not part of the pickled state
+    _k_ref: tuple[np.ndarray, int] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_k_ref", None)
+        return state
+
     def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
-        k_ref = int(reference.sum())
-        k_rec = int(recent.sum())
+        cached = self._k_ref
+        if cached is None or cached[0] is not reference:
+            cached = self._k_ref = (reference, int(reference.sum()))
+        k_ref = cached[1]
+        # 0/1 samples: the count of ones is the sum (count_nonzero: ~2.5x cheaper on 300)
+        k_rec = int(np.count_nonzero(recent))
         return _fisher(k_rec, recent.size, k_ref, reference.size, self._ALTERNATIVE[self.direction])
 
 

@@ -90,24 +90,35 @@ class WindowTestDetector(BaseDriftDetector):
         return self._reference is not None and self._since_reference >= 0 and not self._cooling
 
     def _step(self, x: float) -> bool:
-        self._ring[self._pos] = x
-        self._pos = (self._pos + 1) % self.window_size
-        self._filled = min(self._filled + 1, self.window_size)
+        pos, size = self._pos, self.window_size
+        self._ring[pos] = x
+        pos += 1
+        self._pos = pos if pos < size else pos % size
+        if self._filled != size:
+            self._filled = min(self._filled + 1, size)
         if self._cooling:
             self._cooling -= 1
             return False
-        if self._reference is None or self._since_reference < 0:
-            self._building.append(x)
-            if len(self._building) == self.reference_size:
-                self._reference = np.asarray(self._building, dtype=np.float64)
-                self._reference_mean = float(self._reference.mean())
-                self._building = []
-                self._since_reference = 0
-            return False
-        self._since_reference += 1
-        due = self._since_reference - self.window_size
-        if due < 0 or due % self.check_every:
-            return False
+        since = self._since_reference
+        if since >= 0 and self._reference is not None:  # testing: the usual sample
+            since += 1
+            self._since_reference = since
+            due = since - size
+            if due < 0 or due % self.check_every:
+                return False
+            return self._test()
+        # no reference yet, or a new one being built (after a detection or a rebaseline)
+        self._building.append(x)
+        if len(self._building) == self.reference_size:
+            self._reference = np.asarray(self._building, dtype=np.float64)
+            self._reference_mean = float(self._reference.mean())
+            self._building = []
+            self._since_reference = 0
+        return False
+
+    def _test(self) -> bool:
+        """One scheduled test of the recent window against the reference."""
+        assert self._reference is not None
         self.last_pvalue = float(self._pvalue(self._reference, self._ring))
         if self.last_pvalue >= self.alpha:
             return False

@@ -43,6 +43,9 @@ _CONTEXT_FIELDS = (
     "prompt_version",
     "retriever_version",
 )
+_PLAIN_CONTEXT_FIELDS = _CONTEXT_FIELDS[1:]  # copied as they are (the timestamp is formatted)
+_NONE: frozenset[tuple[str, str]] = frozenset()  # the categories of an event without findings
+_NO_DETECTORS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +105,20 @@ def build_detectors(settings: Settings) -> list[Detector]:
 
 
 def scorecard(event: Event, detections: list[Detection], sampled: bool = False) -> dict[str, Any]:
-    modes = sorted({d.failure_mode for d in detections if d.failure_mode})
     card: dict[str, Any] = {"event_id": event.event_id}
-    for name in _CONTEXT_FIELDS:
+    timestamp = event.timestamp
+    if timestamp is not None:
+        card["timestamp"] = timestamp.isoformat()
+    for name in _PLAIN_CONTEXT_FIELDS:
         value = getattr(event, name)
         if value is not None:
-            card[name] = value.isoformat() if name == "timestamp" else value
-    card["detections"] = [d.to_dict() for d in detections]
-    card["failure_modes"] = modes
+            card[name] = value
+    if detections:
+        card["detections"] = [d.to_dict() for d in detections]
+        card["failure_modes"] = sorted({d.failure_mode for d in detections if d.failure_mode})
+    else:
+        card["detections"] = []
+        card["failure_modes"] = []
     card["metrics"] = {}
     card["sampled"] = sampled
     if event.model_extra:
@@ -168,10 +177,11 @@ class Pipeline:
         started = time.perf_counter()
         detections: list[Detection] = []
         failed: list[str] = []
-        scan = self.scanner.scan()
+        scanner = self.scanner
+        run, scan = scanner.run, scanner.scan()
         for det in self.detectors:
             try:
-                detections.extend(self.scanner.run(det, event, scan))
+                detections.extend(run(det, event, scan))
             except Exception as exc:  # a detector bug must not stop the stream
                 failed.append(det.name)
                 self._detector_failed(det.name, exc)
@@ -183,7 +193,7 @@ class Pipeline:
             x.scored(event, detections, card["failure_modes"], elapsed)
         alarms: tuple[AlarmEvent, ...] = ()
         if self.drift is not None:
-            categories = {(d.detector, d.category) for d in detections}
+            categories = {(d.detector, d.category) for d in detections} if detections else _NONE
             alarms = tuple(
                 self.drift.observe(
                     card["failure_modes"], categories, event.expected_behavior, event.service
@@ -209,7 +219,7 @@ class Pipeline:
         assert self.sampler is not None
         if self._pressure is not None:
             self.sampler.set_pressure(self._pressure())
-        detectors = {d.detector for d in detections}
+        detectors = {d.detector for d in detections} if detections else _NO_DETECTORS
         decision = self.sampler.decide(event, card["failure_modes"], detectors)
         if self.export is not None:
             self.export.sampling(self.sampler.effective_rate, decision.sampled, decision.reason)

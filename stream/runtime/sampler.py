@@ -84,6 +84,10 @@ class Decision:
     reserved_usd: float = 0.0  # estimated cost charged to the dollar budget
 
 
+#: the decisions that drop a turn (immutable, so one each serves every turn)
+_DROPPED = {reason: Decision(False, reason) for reason in DROPPED_REASONS}
+
+
 class Sampler:
     def __init__(
         self, settings: SamplerSettings, clock: Callable[[], float] = time.monotonic
@@ -148,24 +152,26 @@ class Sampler:
             return self._spend("reference", bypass=False)
         rate, reason = self._rate(event)
         boost = self._boost(event, failure_modes, detectors)
-        if boost is not None and self.position(event) < rate * self._scale:
-            # chosen at the base/stratum rate anyway: it stays in the unbiased population
-            # (reason base/stratum, budget applies as to any population turn)
-            return self._spend(reason, bypass=False)
+        where = self.position(event)
         if boost is not None:
+            if where < rate * self._scale:
+                # chosen at the base/stratum rate anyway: it stays in the unbiased population
+                # (reason base/stratum, budget applies as to any population turn)
+                return self._spend(reason, bypass=False)
             reason = boost
-        if boost is None or s.boosts.boost_rate != "always":
-            if boost is not None:
-                rate = min(1.0, rate * float(s.boosts.boost_rate))
-            where = self.position(event)
-            if where >= rate:
-                return self._count(False, "not_selected")
-            if where >= rate * self._scale:
-                return self._count(False, "judge_backlog")
+            if s.boosts.boost_rate == "always":
+                return self._spend(reason, bypass=s.boosts_bypass_budget)
+            rate = min(1.0, rate * float(s.boosts.boost_rate))
+        if where >= rate:
+            return self._count(False, "not_selected")
+        if where >= rate * self._scale:
+            return self._count(False, "judge_backlog")
         return self._spend(reason, bypass=boost is not None and s.boosts_bypass_budget)
 
     def _rate(self, event: Event) -> tuple[float, str]:
         st, service, model = self.settings.strata, event.service, event.model
+        if not (st.service_model or st.service or st.model):
+            return self.settings.rate, "base"  # no strata configured (the default)
         pairs = st.service_model.get(service, {}) if service is not None else {}
         for table, key in ((pairs, model), (st.service, service), (st.model, model)):
             if key is not None and (rate := table.get(key)) is not None:
@@ -209,4 +215,6 @@ class Sampler:
 
     def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> Decision:
         self.counts[reason] += 1
+        if not sampled and not usd:
+            return _DROPPED[reason]
         return Decision(sampled, reason, usd)
