@@ -31,7 +31,6 @@ __all__ = ["AiokafkaSidecar"]
 log = logging.getLogger(__name__)
 
 MAX_RECORDS = 1000  # per getmany batch
-FETCH_MAX_WAIT_MS = 100  # an idle fetch returns after this at the latest (latency bound)
 
 
 class _Listener(ConsumerRebalanceListener):
@@ -77,7 +76,7 @@ class AiokafkaSidecar(SidecarBase):
             heartbeat_interval_ms=int(k.heartbeat_interval_s * 1000),
             rebalance_timeout_ms=int(k.rebalance_timeout_s * 1000),
             max_poll_records=MAX_RECORDS,
-            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+            fetch_max_wait_ms=k.fetch_max_wait_ms,
             isolation_level=k.isolation_level,
         )
         try:

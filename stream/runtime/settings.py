@@ -89,6 +89,14 @@ class KafkaSettings(_Section):
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
     commit_interval_s: float = Field(2.0, gt=0, description="offset commit period")
+    fetch_max_wait_ms: int = Field(
+        100,
+        ge=1,
+        le=60_000,
+        description="aiokafka engine: the longest the broker may hold a fetch when it has"
+        " nothing new (a latency bound); a broker that cannot answer within it may answer"
+        " empty: raise it if the consumer stalls with lag (docs/reliability.md)",
+    )
     session_timeout_s: float = Field(10.0, gt=0, description="group session timeout")
     rebalance_timeout_s: float = Field(10.0, gt=0, description="group rebalance timeout")
     heartbeat_interval_s: float = Field(3.0, gt=0, description="group heartbeat period")

@@ -114,3 +114,29 @@ def test_a_failed_publish_commits_nothing_and_a_restart_redoes_the_batch(
     assert asyncio.run(_committed(s)) == len(msgs)
     cards = consume_all(broker.bootstrap_servers, topics.scores, len(msgs))
     assert len({json.loads(r.value)["event_id"] for r in cards}) == len(msgs)
+
+
+def test_the_consumer_fetches_with_the_configured_max_wait(
+    broker: EmbeddedBroker, topics: Topics
+) -> None:
+    """`kafka.fetch_max_wait_ms` reaches aiokafka's fetcher (a broker that needs longer
+    than this to assemble a fetch may answer it empty: docs/reliability.md)."""
+    s = _settings(broker, topics)
+    s = s.model_copy(update={"kafka": s.kafka.model_copy(update={"fetch_max_wait_ms": 350})})
+    produce(broker.bootstrap_servers, topics.input, _messages(5))
+    sidecar = AiokafkaSidecar.from_settings(s, Metrics())
+    seen: list[int] = []
+
+    async def run() -> int:
+        stop = asyncio.Event()
+        task = asyncio.create_task(sidecar.run(stop, install_signals=False))
+        for _ in range(600):
+            if sidecar._consumer is not None:
+                seen.append(sidecar._consumer._fetcher._fetch_max_wait_ms)  # aiokafka's own
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        return await asyncio.wait_for(task, 60)
+
+    assert asyncio.run(run()) == 0
+    assert seen == [350]

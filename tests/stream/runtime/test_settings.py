@@ -137,3 +137,12 @@ def test_admin_port_must_differ_from_the_metrics_port(monkeypatch: pytest.Monkey
         load_settings()
     monkeypatch.setenv("RAGPULSE_SERVER__ADMIN__PORT", "9109")
     assert load_settings().server.admin.port == 9109
+
+
+def test_fetch_max_wait_is_bounded_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().kafka.fetch_max_wait_ms == 100
+    monkeypatch.setenv("RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS", "2000")
+    assert load_settings().kafka.fetch_max_wait_ms == 2000
+    monkeypatch.setenv("RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS", "0")
+    with pytest.raises(ConfigError, match="RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS"):
+        load_settings()
