@@ -8,7 +8,10 @@ every `--every` seconds records the sidecar's RSS and open file descriptors (/pr
 consumer lag (sum of `ragpulse_consumer_lag`), event-loop lag
 (`ragpulse_event_loop_lag_seconds`) and the events consumed. Writes
 bench/results/soak.json and bench/results/soak.png; the growth verdict is the
-least-squares slope over the second half of the run (after warm-up).
+least-squares slope over the second half of the run (after warm-up), and for RSS also the
+slope of its per-minute floor (the heap is trimmed every minute, so the samples are a
+sawtooth whose peaks follow the work in flight). SIGINT / SIGTERM, or the sidecar exiting,
+ends the run early; the samples so far are written, with ``stopped_early`` saying why.
 """
 
 from __future__ import annotations
@@ -86,22 +89,13 @@ async def _sample(
     last_probe = last_snap = -1e9
     cpu0, consumed0 = _cpu_s(sc.pid), 0.0
     while not stop.is_set():
-        m = await asyncio.to_thread(sc.metrics)
-        now = time.monotonic() - t0
-        consumed = m.get(("ragpulse_events_total", (("outcome", "consumed"),)), 0.0)
-        cpu = _cpu_s(sc.pid)
-        row = {
-            "t_s": round(now, 2),
-            "rss_mb": round(_rss_mb(sc.pid), 2),
-            "fds": _fds(sc.pid),
-            "consumer_lag": sum(v for (n, _), v in m.items() if n == "ragpulse_consumer_lag"),
-            "loop_lag_s": m.get(("ragpulse_event_loop_lag_seconds", ()), float("nan")),
-            "consumed": consumed,
-            "load1": os.getloadavg()[0],
-            "cpu_us_per_event": round(1e6 * (cpu - cpu0) / max(1.0, consumed - consumed0), 1),
-            "broker_rss_mb": round(_rss_mb(broker.pid), 2) if broker.pid else None,
-        }
-        cpu0, consumed0 = cpu, consumed
+        try:
+            row = await _row(sc, broker, t0, cpu0, consumed0)
+        except OSError:  # /metrics or /proc gone: the sidecar exited, `_watch` ends the run
+            if sc.proc is not None and sc.proc.poll() is not None:
+                break
+            raise
+        now, cpu0, consumed0 = row["t_s"], row.pop("_cpu"), row["consumed"]
         if now - last_probe >= args.probe_every:
             last_probe = now
             row["broker_fetch_s"] = round(
@@ -117,26 +111,71 @@ async def _sample(
     return rows
 
 
+async def _row(
+    sc: Sidecar, broker: EmbeddedBroker, t0: float, cpu0: float, consumed0: float
+) -> dict[str, Any]:
+    """One sample (``_cpu``: the sidecar's CPU seconds so far, for the next sample)."""
+    m = await asyncio.to_thread(sc.metrics)
+    now = time.monotonic() - t0
+    consumed = m.get(("ragpulse_events_total", (("outcome", "consumed"),)), 0.0)
+    cpu = _cpu_s(sc.pid)
+    return {
+        "t_s": round(now, 2),
+        "rss_mb": round(_rss_mb(sc.pid), 2),
+        "fds": _fds(sc.pid),
+        "consumer_lag": sum(v for (n, _), v in m.items() if n == "ragpulse_consumer_lag"),
+        "loop_lag_s": m.get(("ragpulse_event_loop_lag_seconds", ()), float("nan")),
+        "consumed": consumed,
+        "load1": os.getloadavg()[0],
+        "cpu_us_per_event": round(1e6 * (cpu - cpu0) / max(1.0, consumed - consumed0), 1),
+        "broker_rss_mb": round(_rss_mb(broker.pid), 2) if broker.pid else None,
+        "_cpu": cpu,
+    }
+
+
+async def _watch(sc: Sidecar, early: asyncio.Event, why: list[str]) -> None:
+    """Set `early` when the sidecar process exits on its own."""
+    while not early.is_set():
+        if sc.proc is not None and sc.proc.poll() is not None:
+            why.append(f"sidecar exited with {sc.proc.returncode}")
+            early.set()
+        await asyncio.sleep(1.0)
+
+
 async def soak(args: argparse.Namespace) -> dict[str, Any]:
+    """The run; SIGINT or SIGTERM (or the sidecar exiting) ends it early, and the samples
+    so far are still written ("stopped_early" says why)."""
     with EmbeddedBroker() as broker:
         extra = {"RAGPULSE_ENGINE": args.engine} if args.engine else {}
         extra.update(kv.split("=", 1) for kv in args.env)
         trace = Path(args.trace) if args.trace else None
         sc = Sidecar(broker.bootstrap_servers, extra, trace, args.trace_frames).start()
+        early, why = asyncio.Event(), []
+        loop = asyncio.get_running_loop()
+
+        def interrupted(sig: signal.Signals) -> None:
+            why.append(sig.name)
+            early.set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupted, sig)
+        watcher = asyncio.create_task(_watch(sc, early, why))
         try:
             stop = asyncio.Event()
             t0 = time.monotonic()
             sampler = asyncio.create_task(_sample(sc, broker, t0, args, stop))
             produced = await produce_at_rate(
-                broker.bootstrap_servers, sc.topics.input, args.rate, args.duration
+                broker.bootstrap_servers, sc.topics.input, args.rate, args.duration, early
             )
             await asyncio.sleep(args.every)  # one more sample after the last event
             stop.set()
             rows = await sampler
             code = sc.terminate()
         finally:
+            early.set()
+            await watcher
             sc.kill()
-    return {"produced": produced, "rows": rows, "exit_code": code}
+    return {"produced": produced, "rows": rows, "exit_code": code, "stopped_early": why or None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         "produced": result["produced"],
         "consumed": rows[-1]["consumed"] if rows else 0,
         "exit_code": result["exit_code"],
+        "stopped_early": result["stopped_early"],
         "verdict": verdict(rows),
         "tracemalloc_growth": snapshot_diffs(args.trace) if args.trace else None,
         "rows": rows,

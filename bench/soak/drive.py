@@ -37,15 +37,22 @@ class Sidecar(SidecarProcess):
         return self
 
 
-async def produce_at_rate(bootstrap: str, topic: str, rate: float, duration: float) -> int:
-    """Send the bundled traffic (new event ids all along) at `rate` events/s; returns count."""
+async def produce_at_rate(
+    bootstrap: str,
+    topic: str,
+    rate: float,
+    duration: float,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Send the bundled traffic (new event ids all along) at `rate` events/s for
+    `duration` seconds or until `stop` is set; returns the count."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
     await producer.start()
     sent, index, tick = 0, 0, 0.1
     batch: list[tuple[bytes | None, bytes]] = []
     started = time.monotonic()
     try:
-        while (now := time.monotonic() - started) < duration:
+        while (now := time.monotonic() - started) < duration and not (stop and stop.is_set()):
             due = int(now * rate) - sent
             while due > 0:
                 if not batch:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot", "slope", "snapshot_diffs", "verdict"]
+__all__ = ["floor", "plot", "slope", "snapshot_diffs", "verdict"]
 
 SERIES = ("rss_mb", "fds", "consumer_lag", "loop_lag_s")
 
@@ -21,10 +21,32 @@ def slope(ts: list[float], ys: list[float]) -> float:
     return float(np.polyfit(t / 60.0, y, 1)[0])
 
 
+def floor(
+    rows: list[dict[str, Any]], name: str = "rss_mb", period_s: float = 60.0
+) -> list[tuple[float, float]]:
+    """(start of the period, smallest value in it) per `period_s`: with the heap trimmed
+    every minute, RSS is a sawtooth whose peaks follow the work in flight; the floor is
+    what the process keeps."""
+    out: dict[int, tuple[float, float]] = {}
+    for r in rows:
+        k = int(r["t_s"] // period_s)
+        v = float(r[name])
+        if k not in out or v < out[k][1]:
+            out[k] = (k * period_s, v)
+    return [out[k] for k in sorted(out)]
+
+
 def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per series: first/last/max and the slope per minute over the second half."""
+    """Per series: first/last/max and the slope per minute over the second half; for RSS
+    also the slope of its per-minute floor (:func:`floor`)."""
     half = rows[len(rows) // 2 :]
     out: dict[str, Any] = {}
+    lows = floor(half)
+    out["rss_floor_mb"] = {
+        "first": lows[0][1] if lows else None,
+        "last": lows[-1][1] if lows else None,
+        "slope_per_min_second_half": slope([t for t, _ in lows], [v for _, v in lows]),
+    }
     for name in SERIES:
         values = [float(r[name]) for r in rows]
         out[name] = {
