@@ -168,10 +168,15 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [
             "",
             f"The whole stage (c) of the last throughput run cost {engine:.0f} µs of CPU per "
-            f"event; what `Pipeline.process` does not account for ({engine - p['median']:.0f} "
-            "µs by difference, the two from different runs) is the engine: fetching and "
-            "decoding records, producing each scorecard through the aiokafka producer, "
-            "awaiting delivery, committing, and the garbage collector.",
+            f"event, {engine - p['median']:.0f} µs more than `Pipeline.process` here (the two "
+            "from different runs). That difference is not the engine alone: a py-spy profile "
+            "of stage (c) (2026-11-26, 30,000 events) put 92 % of the stage's CPU inside "
+            "`Pipeline.process` and 8 % (~15 µs per event) in the engine (fetching and "
+            "decoding records, publishing scorecards, delivery, commit); the garbage "
+            "collector took 5 ms in 20,000 events. The same work costs more in the stage "
+            "than in this loop, where each part runs alone and its data stays in the CPU "
+            "caches: the one-pass RE2 set scan of a response costs ~2 µs run alone and "
+            "~10 µs inside the pipeline (its DFA states are evicted between events).",
         ]
     return "\n".join(lines)
 
