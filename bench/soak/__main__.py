@@ -12,6 +12,9 @@ least-squares slope over the second half of the run (after warm-up), and for RSS
 slope of its per-minute floor (the heap is trimmed every minute, so the samples are a
 sawtooth whose peaks follow the work in flight). SIGINT / SIGTERM, or the sidecar exiting,
 ends the run early; the samples so far are written, with ``stopped_early`` saying why.
+With ``--control`` a bare aiokafka consumer (bench/soak/control.py) reads the same topic in
+its own group with the sidecar's fetch settings; its lag (``control_lag``) is the broker's
+share of the sidecar's.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import platform
 import signal
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -130,7 +134,29 @@ async def _row(
         "cpu_us_per_event": round(1e6 * (cpu - cpu0) / max(1.0, consumed - consumed0), 1),
         "broker_rss_mb": round(_rss_mb(broker.pid), 2) if broker.pid else None,
         "_cpu": cpu,
+        **_control(sc),
     }
+
+
+def _control(sc: Sidecar) -> dict[str, Any]:
+    """The control consumer's latest lag and count (empty without ``--control``)."""
+    path = getattr(sc, "control_out", None)
+    if path is None:
+        return {}
+    try:
+        got = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {"control_lag": float("nan"), "control_consumed": 0}
+    return {"control_lag": got["lag"], "control_consumed": got["consumed"]}
+
+
+def _start_control(sc: Sidecar, bootstrap: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    wait_ms = env.get("RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS", "100")
+    out = Path(str(sc.log)).with_suffix(".control.json")
+    sc.control_out = out  # type: ignore[attr-defined]
+    argv = [sys.executable, "-m", "bench.soak.control", bootstrap, sc.topics.input,
+            f"{sc.topics.group}-control", wait_ms, str(out)]  # fmt: skip
+    return subprocess.Popen(argv, cwd=ROOT)
 
 
 async def _watch(sc: Sidecar, early: asyncio.Event, why: list[str]) -> None:
@@ -150,6 +176,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         extra.update(kv.split("=", 1) for kv in args.env)
         trace = Path(args.trace) if args.trace else None
         sc = Sidecar(broker.bootstrap_servers, extra, trace, args.trace_frames).start()
+        control = _start_control(sc, broker.bootstrap_servers, extra) if args.control else None
         early, why = asyncio.Event(), []
         loop = asyncio.get_running_loop()
 
@@ -174,6 +201,9 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             early.set()
             await watcher
+            if control is not None:
+                control.terminate()
+                control.wait(30)
             sc.kill()
     return {"produced": produced, "rows": rows, "exit_code": code, "stopped_early": why or None}
 
@@ -186,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", default=None, help="sidecar engine (default: the sidecar's)")
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the sidecar")
     p.add_argument("--probe-every", type=float, default=60.0, help="broker fetch probe period")
+    p.add_argument("--control", action="store_true", help="run a bare control consumer")
     p.add_argument("--trace", default=None, help="folder: tracemalloc snapshots (diagnostic)")
     p.add_argument("--trace-every", type=float, default=300.0, help="seconds between snapshots")
     p.add_argument("--trace-frames", type=int, default=1, help="frames per traced allocation")

@@ -47,13 +47,15 @@ def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "last": lows[-1][1] if lows else None,
         "slope_per_min_second_half": slope([t for t, _ in lows], [v for _, v in lows]),
     }
-    for name in SERIES:
+    for name in (*SERIES, "control_lag"):
+        if rows and name not in rows[0]:
+            continue
         values = [float(r[name]) for r in rows]
         out[name] = {
             "first": values[0] if values else None,
             "last": values[-1] if values else None,
             "max": max(values) if values else None,
-            "median": float(np.median(values)) if values else None,
+            "median": float(np.nanmedian(values)) if values else None,
             "slope_per_min_second_half": slope(
                 [r["t_s"] for r in half], [float(r[name]) for r in half]
             ),
@@ -72,7 +74,10 @@ def plot(rows: list[dict[str, Any]], path: str, title: str) -> None:
     axes[0].plot(t, [r["rss_mb"] for r in rows], color="tab:blue")
     axes[0].set_ylabel("RSS (MiB)")
     axes[0].set_title(title)
-    axes[1].plot(t, [r["consumer_lag"] for r in rows], color="tab:orange")
+    axes[1].plot(t, [r["consumer_lag"] for r in rows], color="tab:orange", label="sidecar")
+    if rows and "control_lag" in rows[0]:
+        axes[1].plot(t, [r["control_lag"] for r in rows], color="tab:purple", label="control")
+        axes[1].legend(loc="upper left")
     axes[1].set_ylabel("consumer lag (msgs)")
     axes[2].plot(t, [1000 * r["loop_lag_s"] for r in rows], color="tab:green", label="loop lag")
     axes[2].set_ylabel("event-loop lag (ms)")
