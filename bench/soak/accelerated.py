@@ -89,7 +89,7 @@ def run(minutes: float, rate: float, snap_every: float, frames: int) -> dict[str
     metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
     pipeline = build_sidecar(settings, metrics).pipeline
     total = int(minutes * 60 * rate)
-    pool = 20_000
+    pool = min(20_000, total)
     items = list(generate(pool, seed=3, malformed_rate=0.002))  # the soak's traffic
     raws = [g.raw for g in items]
     ids = [g.event_id.encode() if g.event_id else b"" for g in items]
