@@ -107,7 +107,7 @@ def run(minutes: float, rate: float, snap_every: float, frames: int) -> dict[str
         result = pipeline.process(raw)
         if result.outcome == "scored":
             result.scorecard_bytes()
-        clock.now += step
+        clock.now = started + (i + 1) * step  # no float drift over millions of steps
         t = clock.now - started
         if t >= next_trim:
             next_trim += 60.0
