@@ -5,7 +5,8 @@
 Starts an embedded broker and `ragpulse run` (a real process, judge off: the detector
 path), produces the bundled traffic at `--rate` events/s for `--duration` seconds and
 every `--every` seconds records the sidecar's RSS and open file descriptors (/proc),
-consumer lag (sum of `ragpulse_consumer_lag`), event-loop lag
+consumer lag (sum of `ragpulse_consumer_lag`; the embedded broker's high watermark can sit
+below its log end, so also `behind_producer`: events sent minus consumed), event-loop lag
 (`ragpulse_event_loop_lag_seconds`) and the events consumed. Writes
 bench/results/soak.json and bench/results/soak.png; the growth verdict is the
 least-squares slope over the second half of the run (after warm-up), and for RSS also the
@@ -88,6 +89,7 @@ async def _sample(
     t0: float,
     args: argparse.Namespace,
     stop: asyncio.Event,
+    sent: list[int],
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     last_probe = last_snap = -1e9
@@ -100,6 +102,8 @@ async def _sample(
                 break
             raise
         now, cpu0, consumed0 = row["t_s"], row.pop("_cpu"), row["consumed"]
+        row["produced"] = sent[0]
+        row["behind_producer"] = sent[0] - int(row["consumed"])
         if now - last_probe >= args.probe_every:
             last_probe = now
             row["broker_fetch_s"] = round(
@@ -190,9 +194,10 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         try:
             stop = asyncio.Event()
             t0 = time.monotonic()
-            sampler = asyncio.create_task(_sample(sc, broker, t0, args, stop))
+            sent = [0]  # the producer's count so far: lag that needs no broker watermark
+            sampler = asyncio.create_task(_sample(sc, broker, t0, args, stop, sent))
             produced = await produce_at_rate(
-                broker.bootstrap_servers, sc.topics.input, args.rate, args.duration, early
+                broker.bootstrap_servers, sc.topics.input, args.rate, args.duration, early, sent
             )
             await asyncio.sleep(args.every)  # one more sample after the last event
             stop.set()

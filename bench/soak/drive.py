@@ -43,9 +43,11 @@ async def produce_at_rate(
     rate: float,
     duration: float,
     stop: asyncio.Event | None = None,
+    progress: list[int] | None = None,
 ) -> int:
     """Send the bundled traffic (new event ids all along) at `rate` events/s for
-    `duration` seconds or until `stop` is set; returns the count."""
+    `duration` seconds or until `stop` is set; returns the count. ``progress[0]``, when
+    given, is kept at the count sent so far."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
     await producer.start()
     sent, index, tick = 0, 0, 0.1
@@ -63,6 +65,8 @@ async def produce_at_rate(
                 await producer.send(topic, raw, key=key)
                 sent += 1
                 due -= 1
+            if progress is not None:
+                progress[0] = sent
             await asyncio.sleep(tick)
         await producer.flush()
     finally:

@@ -47,7 +47,7 @@ def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "last": lows[-1][1] if lows else None,
         "slope_per_min_second_half": slope([t for t, _ in lows], [v for _, v in lows]),
     }
-    for name in (*SERIES, "control_lag"):
+    for name in (*SERIES, "control_lag", "behind_producer"):
         if rows and name not in rows[0]:
             continue
         values = [float(r[name]) for r in rows]
