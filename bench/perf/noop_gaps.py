@@ -33,13 +33,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.perf.stages import Clock
+from bench.perf.stages import Clock, run_noop_agent
 
 OUT = Path(__file__).resolve().parents[2] / "bench/results/noop_gaps.json"
 MODES = ("default", "fifo", "competitor", "fetch-wait-10ms")
@@ -164,33 +163,8 @@ def _patch(log: list[tuple[Any, ...]], fetch_wait_ms: int | None) -> None:
 
 
 async def _agent(bootstrap: str, topic: str, clock: ProbeClock, times: list[float]) -> None:
-    import faust
-
-    app = faust.App(
-        f"bench-noop-{uuid.uuid4().hex[:8]}",
-        broker=f"kafka://{bootstrap}",
-        value_serializer="raw",
-        key_serializer="raw",
-        web_enabled=False,
-        store="memory://",
-        topic_allow_declare=False,
-        consumer_auto_offset_reset="earliest",
-        datadir=tempfile.mkdtemp(prefix="bench-faust-"),
-    )
-    source = app.topic(topic, key_type=bytes, value_type=bytes)
     stamp = time.perf_counter
-
-    async def noop(stream: Any) -> None:
-        async for _event in stream.events():
-            times.append(stamp())
-            clock.tick()
-
-    app.agent(source, name="noop")(noop)
-    await app.start()
-    try:
-        await asyncio.wait_for(clock.done.wait(), 300)
-    finally:
-        await app.stop()
+    await run_noop_agent(bootstrap, topic, clock, lambda: times.append(stamp()), limit_s=300)
 
 
 def child(mode: str, bootstrap: str, topic: str, n: int, cpu: int) -> dict[str, Any]:

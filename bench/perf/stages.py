@@ -21,6 +21,7 @@ import resource
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -146,12 +147,19 @@ async def pipeline(
     return out
 
 
-async def faust_noop(bootstrap: str, topic: str, n: int, warmup: int = 0) -> dict[str, Any]:
+async def run_noop_agent(
+    bootstrap: str,
+    topic: str,
+    clock: Clock,
+    on_event: Callable[[], None] | None = None,
+    limit_s: float = 900.0,
+) -> None:
+    """Stage (e): a no-op faust agent on `topic` until `clock` is done (`on_event` is called
+    before each tick; `bench.perf.noop_gaps` stamps events with it)."""
     import tempfile
 
     import faust
 
-    clock = Clock(n, warmup)
     app = faust.App(
         f"bench-noop-{uuid.uuid4().hex[:8]}",
         broker=f"kafka://{bootstrap}",
@@ -167,14 +175,21 @@ async def faust_noop(bootstrap: str, topic: str, n: int, warmup: int = 0) -> dic
 
     async def noop(stream: Any) -> None:
         async for _event in stream.events():
+            if on_event is not None:
+                on_event()
             clock.tick()
 
     app.agent(source, name="noop")(noop)
     await app.start()
     try:
-        await asyncio.wait_for(clock.done.wait(), 900)
+        await asyncio.wait_for(clock.done.wait(), limit_s)
     finally:
         await app.stop()
+
+
+async def faust_noop(bootstrap: str, topic: str, n: int, warmup: int = 0) -> dict[str, Any]:
+    clock = Clock(n, warmup)
+    await run_noop_agent(bootstrap, topic, clock)
     return clock.result()
 
 
