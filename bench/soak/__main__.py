@@ -137,6 +137,7 @@ async def _row(
         "load1": os.getloadavg()[0],
         "cpu_us_per_event": round(1e6 * (cpu - cpu0) / max(1.0, consumed - consumed0), 1),
         "broker_rss_mb": round(_rss_mb(broker.pid), 2) if broker.pid else None,
+        "broker_cpu_s": round(_cpu_s(broker.pid), 2) if broker.pid else None,
         "_cpu": cpu,
         **_control(sc),
     }
@@ -197,7 +198,13 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
             sent = [0]  # the producer's count so far: lag that needs no broker watermark
             sampler = asyncio.create_task(_sample(sc, broker, t0, args, stop, sent))
             produced = await produce_at_rate(
-                broker.bootstrap_servers, sc.topics.input, args.rate, args.duration, early, sent
+                broker.bootstrap_servers,
+                sc.topics.input,
+                args.rate,
+                args.duration,
+                early,
+                sent,
+                tick=args.burst_every,
             )
             await asyncio.sleep(args.every)  # one more sample after the last event
             stop.set()
@@ -220,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--every", type=float, default=5.0, help="sampling period in seconds")
     p.add_argument("--engine", default=None, help="sidecar engine (default: the sidecar's)")
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the sidecar")
+    p.add_argument(
+        "--burst-every",
+        type=float,
+        default=0.1,
+        help="seconds between the producer's bursts (about one record batch per partition "
+        "each); the embedded broker slows as the batches it holds add up (docs/reliability.md)",
+    )
     p.add_argument("--probe-every", type=float, default=60.0, help="broker fetch probe period")
     p.add_argument("--control", action="store_true", help="run a bare control consumer")
     p.add_argument("--trace", default=None, help="folder: tracemalloc snapshots (diagnostic)")
@@ -236,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}",
         "duration_s": args.duration,
         "rate_eps": args.rate,
+        "burst_every_s": args.burst_every,
         "engine": args.engine or "default",
         "produced": result["produced"],
         "consumed": rows[-1]["consumed"] if rows else 0,
