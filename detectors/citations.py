@@ -25,6 +25,7 @@ bracket groups and 1000 inline code spans are read, so hostile text costs bounde
 
 from __future__ import annotations
 
+import string
 from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
@@ -32,23 +33,30 @@ from functools import lru_cache
 from detectors.base import Detection, register_detector
 from detectors.lexical import code_regions
 from detectors.regex import compile_pattern, iter_spans
-from stream.contract.events import Event
+from stream.contract.events import Chunk, Event
 
 __all__ = ["CitationDetector", "normalize_marker"]
 
 FAILURE = "invalid_citation"
-#: A marker: ``\[\s*(KEY(?:\s*[,;]\s*KEY){0,20})\s*\]`` with
-#: KEY = ``\^?[A-Za-z0-9][A-Za-z0-9_.:\-]{0,40}``, found as `_MARKER`'s matches that keep
-#: the two bounds (:func:`_bounded`): the unbounded program is a fraction of the size and
-#: about half the cost per search. Neither form lets a ``[`` or ``]`` inside the brackets,
-#: so a group's match (from its ``[`` to the first ``]``) is the same in both, and a group
-#: that breaks a bound hides no marker.
-_KEY = r"\^?[A-Za-z0-9][A-Za-z0-9_.:\-]*"
-_MARKER = compile_pattern(rf"\[\s*{_KEY}(?:\s*[,;]\s*{_KEY})*\s*\]")
+#: A marker is a match of ``\[\s*(KEY(?:\s*[,;]\s*KEY){0,20})\s*\]`` (RE2, case-insensitive)
+#: with KEY = ``\^?[A-Za-z0-9][A-Za-z0-9_.:\-]{0,40}``. No ``[`` or ``]`` can occur inside
+#: the brackets, so a match runs from a ``[`` to the first ``]`` after it, with no ``[`` in
+#: between, and such candidates never overlap: :func:`_marker_matches` walks them with
+#: ``str.find`` and checks each inner text with ``str`` methods (several times cheaper than
+#: a regex pass on everyday text, and no UTF-8 offset translation on non-ASCII text). Text
+#: with many bracket groups that are not markers is left to `_MARKER`, the pattern without
+#: the bounds (a fraction of the program's size), whose matches are then bound-checked.
 _SPACE = " \t\n\f\r"  # RE2's \s
+_FOLDS = "\u017f\u212a"  # what case folding adds to [A-Za-z]: long s, Kelvin sign
+_KEY_FIRST = frozenset("0123456789" + string.ascii_letters + _FOLDS)
+_KEY_CHARS = "0123456789" + string.ascii_letters + _FOLDS + "_.:-"
 _MAX_KEYS, _MAX_KEY_CHARS = 21, 41  # the bounds (a key's leading "^" aside)
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_]")
 _MAX_RANGE = 50
+_CACHED_CHARS = 64  # inner texts and citation markers up to this size are cached
+_MAX_MISSES = 64  # bracket groups that are not markers before the pattern takes over
+_KEY = r"\^?[A-Za-z0-9][A-Za-z0-9_.:\-]*"
+_MARKER = compile_pattern(rf"\[\s*{_KEY}(?:\s*[,;]\s*{_KEY})*\s*\]")  # the bounds aside
 
 
 def normalize_marker(marker: str) -> str:
@@ -82,35 +90,123 @@ def _parse(inner: str) -> tuple[tuple[str, ...], bool, bool]:
     return tuple(keys), raw[0].startswith("^"), digits and not _numeric(keys)
 
 
-def _bounded(inner: str) -> bool:
-    """Whether the inner text of a `_MARKER` match (spaces stripped) keeps the bounds:
-    at most 21 keys of at most 41 characters after a "^"."""
-    keys = inner.replace(";", ",").split(",")
+def _valid(inner: str) -> bool:
+    """Whether `inner` (a candidate's inner text, spaces stripped) is the marker pattern's
+    group: at most 21 keys, each of at most 41 characters after a "^", joined by ``,`` /
+    ``;`` and spaces. Linear: a few ``str`` passes."""
+    keys = inner.replace(";", ",").split(",", _MAX_KEYS)
     if len(keys) > _MAX_KEYS:
         return False
     for key in keys:
         key = key.strip(_SPACE)
-        if len(key) - key.startswith("^") > _MAX_KEY_CHARS:
+        if key[:1] == "^":
+            key = key[1:]
+        if not key or len(key) > _MAX_KEY_CHARS or key[0] not in _KEY_FIRST:
+            return False
+        if key.strip(_KEY_CHARS):  # a character outside the key class
             return False
     return True
 
 
+_valid_cached = lru_cache(maxsize=1024)(_valid)
+
+
 def _marker_matches(text: str, limit: int) -> Iterator[tuple[int, int, str]]:
-    """(start, end, inner text) of the first `limit` markers in `text`: the `_MARKER`
-    matches within the bounds (each holds at least three characters: linear)."""
-    for start, end in iter_spans(_MARKER, text, len(text)):
-        inner = text[start + 1 : end - 1].strip(_SPACE)
-        if len(inner) > _MAX_KEY_CHARS and not _bounded(inner):
+    """(start, end, inner text) of the first `limit` markers in `text`, in order: for each
+    ``]``, the last ``[`` before it (an earlier one has a ``[`` inside) when its inner
+    text is valid. Linear: each ``find`` / ``rfind`` covers text no other one of its kind
+    does. Past `_MAX_MISSES` groups that are not markers, the rest of the text is left to
+    the `_MARKER` pattern (RE2: linear in C, whatever the text)."""
+    pos = text.find("[")
+    close = -1
+    misses = 0
+    while pos >= 0 and limit > 0:
+        if close < pos:
+            close = text.find("]", pos)
+            if close < 0:
+                return
+        pos = text.rfind("[", pos, close)
+        inner = text[pos + 1 : close].strip(_SPACE)
+        if _valid_cached(inner) if len(inner) <= _CACHED_CHARS else _valid(inner):
+            limit -= 1
+            yield pos, close + 1, inner
+        else:
+            misses += 1
+            if misses > _MAX_MISSES:
+                yield from _pattern_matches(text, close + 1, limit)
+                return
+        pos = text.find("[", close + 1)
+
+
+def _pattern_matches(text: str, begin: int, limit: int) -> Iterator[tuple[int, int, str]]:
+    """`_marker_matches` of text[begin:] (offsets in `text`) by the `_MARKER` pattern: its
+    matches within the bounds. No marker can start before `begin` and end after it."""
+    rest = text[begin:]
+    for start, end in iter_spans(_MARKER, rest, len(rest)):
+        inner = rest[start + 1 : end - 1].strip(_SPACE)
+        if len(inner) > _MAX_KEY_CHARS and not _valid(inner):
             continue
         if limit <= 0:
             return
         limit -= 1
-        yield start, end, inner
+        yield begin + start, begin + end, inner
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """:func:`detectors.lexical.code_regions` of `text`, built with ``str.find`` when it has
+    no fence and at most 2000 backticks (so at most 1000 inline spans, the regions' cap).
+    An inline span is a match of lexical's inline-code pattern: a backtick, then one or
+    more characters that are neither a backtick nor a newline, then a backtick; so each
+    backtick pairs with the next one when that is on the same line and not adjacent (else
+    the next one is tried as an opening). Linear: every ``find`` starts where the last one
+    of its kind stopped."""
+    if "```" in text or text.count("`") > 2000:
+        return code_regions(text)
+    spans: list[tuple[int, int]] = []
+    line_end = -1
+    pos = text.find("`")
+    while pos >= 0:
+        shut = text.find("`", pos + 1)
+        if shut < 0:
+            break
+        if line_end <= pos:
+            line_end = text.find("\n", pos)
+            if line_end < 0:
+                line_end = len(text)
+        if shut == pos + 1 or shut > line_end:  # nothing between, or not on this line
+            pos = shut
+            continue
+        spans.append((pos, shut + 1))
+        pos = text.find("`", shut + 1)
+    return spans
 
 
 def _inside(regions: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
     i = bisect_right(starts, pos) - 1
     return i >= 0 and pos < regions[i][1]
+
+
+def _citation_keys(marker: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A citation's `marker` as (every normalised key, the keys of its non-blank parts)."""
+    parts = marker.split(",")
+    norm = tuple(normalize_marker(k) for k in parts)
+    return norm, tuple(n for k, n in zip(parts, norm, strict=True) if k.strip())
+
+
+_citation_keys_cached = lru_cache(maxsize=1024)(_citation_keys)
+
+
+def _policies(chunks: list[Chunk], sids: set[str]) -> dict[str, str]:
+    """Policy of the last chunk whose stripped id is each of `sids` (those retrieved): the
+    chunks are read from the end and only until every one is found."""
+    found: dict[str, str] = {}
+    for chunk in reversed(chunks):
+        cid = chunk.id.strip()
+        if cid in sids and cid not in found:
+            found[cid] = chunk.policy
+            if len(found) == len(sids):
+                break
+    return found
 
 
 @register_detector("citations")
@@ -129,7 +225,7 @@ class CitationDetector:
         found: dict[str, tuple[int, int]] = {}
         if "[" not in text:
             return found
-        regions = code_regions(text)
+        regions = _code_spans(text) if "`" in text else []
         starts = [s for s, _ in regions]
         skipped_end = -1
         size = len(text)
@@ -146,53 +242,84 @@ class CitationDetector:
                     continue
                 if not citation_like:
                     continue
+            span = (start, end)
             for key in keys:
+                if key in found:
+                    continue
                 if key in declared:
-                    found.setdefault(key, (start, end))
+                    found[key] = span
                 else:
                     for one in _expand(key):
-                        found.setdefault(one, (start, end))
+                        found.setdefault(one, span)
         return found
 
     def __call__(self, event: Event) -> list[Detection]:
         response = event.response
-        if not event.citations and "[" not in response:
+        citations = event.citations
+        if not citations and "[" not in response:
             return []
         declared: set[str] = set()
-        cited: list[list[str]] = []  # per citation: its normalised non-blank marker keys
-        for cit in event.citations:
-            if cit.marker:
-                parts = cit.marker.split(",")
-                norm = [normalize_marker(k) for k in parts]
+        cited: list[tuple[tuple[str, ...], str]] = []  # per citation: non-blank keys, source
+        for cit in citations:
+            marker = cit.marker
+            keys: tuple[str, ...] = ()
+            if marker:
+                if len(marker) <= _CACHED_CHARS:
+                    norm, keys = _citation_keys_cached(marker)
+                else:
+                    norm, keys = _citation_keys(marker)
                 declared.update(norm)
-                cited.append([n for k, n in zip(parts, norm, strict=True) if k.strip()])
-            else:
-                cited.append([])
+            cited.append((keys, (cit.source_id or "").strip()))
         markers = self._markers(response, declared)
-        if not markers and not event.citations:
+        if not markers and not citations:
             return []
-        hits: list[Detection] = []
+        name = self.name
+        hits = [
+            Detection(name, "dangling_marker", f"marker [{key[:40]}] has no citation entry",
+                      first, FAILURE)
+            for key, first in markers.items()
+            if key not in declared
+        ]  # fmt: skip
+        if not citations:
+            return hits
+        retrieved = event.retrieved_context
+        policies = _policies(retrieved, {sid for _, sid in cited})
         seen: set[tuple[str, str]] = set()
-
-        def hit(category: str, key: str, evidence: str, span: tuple[int, int] | None) -> None:
-            if (category, key) not in seen:
-                seen.add((category, key))
-                failure = None if category == "uncited_citation" else FAILURE
-                hits.append(Detection(self.name, category, evidence[:160], span, failure))
-
-        for key, first in markers.items():
-            if key not in declared:
-                hit("dangling_marker", key, f"marker [{key[:40]}] has no citation entry", first)
-        policies = {c.id.strip(): c.policy for c in event.retrieved_context}
-        for cit, keys in zip(event.citations, cited, strict=True):
-            span = next((markers[k] for k in keys if k in markers), None)
-            label = f"[{', '.join(keys)[:40]}]" if keys else "(no marker)"
+        for keys, sid in cited:
+            span = None
+            for key in keys:
+                if key in markers:
+                    span = markers[key]
+                    break
             if keys and span is None:
-                hit("uncited_citation", ",".join(keys), f"citation {label} not in response", None)
-            sid = (cit.source_id or "").strip()
-            if policies and sid not in policies:
-                what = f"source {sid[:60]!r}" if sid else "no source_id"
-                hit("unknown_source", sid, f"citation {label}: {what} not retrieved", span)
+                self._hit(hits, seen, "uncited_citation", ",".join(keys), keys, sid, None)
+            if retrieved and sid not in policies:
+                self._hit(hits, seen, "unknown_source", sid, keys, sid, span)
             elif policies.get(sid) == "no_use":
-                hit("no_use_citation", sid, f"citation {label} cites no_use chunk {sid[:60]}", span)
+                self._hit(hits, seen, "no_use_citation", sid, keys, sid, span)
         return hits
+
+    def _hit(
+        self,
+        hits: list[Detection],
+        seen: set[tuple[str, str]],
+        category: str,
+        key: str,
+        keys: tuple[str, ...],
+        sid: str,
+        span: tuple[int, int] | None,
+    ) -> None:
+        """Append the `category` finding for a citation (its marker `keys`, source `sid`),
+        once per (category, key)."""
+        if (category, key) in seen:
+            return
+        seen.add((category, key))
+        label = f"[{', '.join(keys)[:40]}]" if keys else "(no marker)"
+        if category == "uncited_citation":
+            evidence, failure = f"citation {label} not in response", None
+        elif category == "unknown_source":
+            what = f"source {sid[:60]!r}" if sid else "no source_id"
+            evidence, failure = f"citation {label}: {what} not retrieved", FAILURE
+        else:
+            evidence, failure = f"citation {label} cites no_use chunk {sid[:60]}", FAILURE
+        hits.append(Detection(self.name, category, evidence[:160], span, failure))

@@ -35,7 +35,7 @@ and ``max_identifiers`` (100) distinct identifiers checked per event.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -133,11 +133,13 @@ _HEADS_WORDS = (
     "netsh ipconfig sfc dism chkdsk certutil icacls robocopy uv poetry conda"
 )
 _HEADS = frozenset(_HEADS_WORDS.split())
+_PREFIXES = frozenset(("$", "sudo", "env"))
 _TRAIL = ".,;:!?)]}>'\"`*"
+_LEAD = "([{<'\"`"
 
 
 def _norm(ident: str) -> str:
-    return ident.strip().strip(_TRAIL).lstrip("([{<'\"`").lower().replace("\\", "/")
+    return ident.strip().strip(_TRAIL).lstrip(_LEAD).lower().replace("\\", "/")
 
 
 def _is_flag(tok: str) -> bool:
@@ -148,13 +150,13 @@ def _is_flag(tok: str) -> bool:
 def _command(text: str, strict: bool) -> list[str] | None:
     """Head and flags of a shell command line, or None when it does not look like one."""
     toks = text.split()
-    while toks and (toks[0] in ("$", "sudo", "env") or ("=" in toks[0] and toks[0][0] != "-")):
+    while toks and (toks[0] in _PREFIXES or ("=" in toks[0] and toks[0][0] != "-")):
         toks = toks[1:]
-    if not toks or toks[0].startswith("#"):
+    if not toks or toks[0][0] == "#":
         return None
-    flags = [t.split("=", 1)[0] for t in toks if _is_flag(t)]
+    flags = [t.split("=", 1)[0] for t in toks if t[0] == "-" and _is_flag(t)]
     head = toks[0].lower()
-    if _is_flag(head):
+    if head[0] == "-" and _is_flag(head):
         return flags
     if head in _HEADS:
         return [head, *flags]
@@ -166,6 +168,29 @@ def _command(text: str, strict: bool) -> list[str] | None:
     if sub[:1].isalpha() and sub.replace("-", "").isalnum():
         return [head, f"{head} {sub}", *flags]
     return [head, *flags]
+
+
+def _backticked(text: str, limit: int) -> list[tuple[int, int, str]]:
+    """``iter_matches`` of the ``cmd_inline`` pattern by ``str.find`` (cheaper than RE2
+    calls): a backtick, then the next one with something and no newline between."""
+    found: list[tuple[int, int, str]] = []
+    pos = text.find("`")
+    while pos >= 0 and len(found) < limit and (close := text.find("`", pos + 1)) > 0:
+        if close > pos + 1 and text.find("\n", pos + 1, close) < 0:
+            found.append((pos, close + 1, text[pos : close + 1]))
+            close = text.find("`", close + 1)
+        pos = close
+    return found
+
+
+def _ascii_probe(text: str) -> str:
+    """`text` with each non-ASCII character as ``#``, which every pattern matches as it
+    does those (RE2 reads ASCII text faster): no pattern names either (``\\w``, ``\\s``,
+    ``\\b`` are ASCII; each negated class takes both), unless the text holds a ``?`` (a
+    Windows path takes ``#``, not ``?``) or a KELVIN SIGN (``(?i:kb)`` matches it)."""
+    if text.isascii() or "?" in text or "\u212a" in text:
+        return text
+    return text.encode("ascii", "replace").replace(b"?", b"#").decode("ascii")
 
 
 def _is_phone(parts: list[str]) -> bool:
@@ -270,61 +295,71 @@ def _sources(event: Event) -> str:
     return _normalize("\n".join(_source_parts(event)))
 
 
-class _Sources:
-    """:func:`_sources` of one event, normalised part by part only as far as needed.
+#: the only characters whose lowercase holds an ASCII character (İ -> "i̇", KELVIN SIGN -> "k")
+_TO_ASCII = ("\u0130", "\u212a")
+_WORD_BYTES = frozenset(b"_-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
-    A key holds no newline, so it is a substring of the joined sources exactly when it
-    is one of a part (lowering and the slash rewrites never reach across the newline
-    between two parts: the final-sigma rule stops at a newline, and ``//`` cannot span
-    one), and a newline is no word character, as the text's ends are not; most keys
-    are grounded by the query or the first chunks, and the rest of the (long) context
-    is then never lowered. The joined text (equal to :func:`_sources`) is built only
-    for the separator check.
+
+class _Sources:
+    """:func:`_sources` of one event, lowered only when a key is not in the raw text.
+
+    Most keys are in the raw sources as they are (see :meth:`grounded`). Otherwise an
+    ASCII key is looked up in the UTF-8 bytes of the joined parts with their ASCII
+    letters lowered, a few times cheaper than lowering the str: no character but those
+    of ``_TO_ASCII`` lowers to anything holding an ASCII character, so without them the
+    ASCII runs of both texts are the same (same occurrences, in order), and for a key
+    with no slash or backslash the slash rewrites change nothing (they keep slash runs).
+    Anything else (and a whole word next to a non-ASCII character) takes the str.
     """
 
-    __slots__ = ("_done", "_raw", "_text")
+    __slots__ = ("_exact", "_joined", "_lowered", "_text")
 
     def __init__(self, event: Event) -> None:
-        self._raw = _source_parts(event)
-        self._done: list[str] = []
+        self._joined = joined = "\n".join(_source_parts(event))
+        self._exact = all(c not in joined for c in _TO_ASCII)
+        self._lowered: bytes | None = None
         self._text: str | None = None
 
-    def _parts(self) -> Iterator[str]:
-        done, raw = self._done, self._raw
-        i = 0
-        while i < len(done) or i < len(raw):
-            if i == len(done):
-                done.append(_normalize(raw[i]))
-            yield done[i]
-            i += 1
+    def _data(self, key: str) -> bytes | None:
+        """The bytes to look `key` up in; None when only the str is exact."""
+        if not self._exact or not key.isascii() or "/" in key or "\\" in key:
+            return None
+        if self._lowered is None:
+            self._lowered = self._joined.encode("utf-8", "surrogatepass").lower()
+        return self._lowered
 
     def __contains__(self, key: str) -> bool:
-        if "\n" in key:
-            return key in self.text
-        return any(key in part for part in self._parts())
+        data = self._data(key)
+        return key in self.text if data is None else key.encode() in data
+
+    def grounded(self, key: str, raw: str) -> bool:
+        """``key in self`` for the normalised form `key` of `raw`: an ASCII `raw` found as
+        it is in the raw sources is enough, and skips the lowering (its lowercase is then
+        in the lowered sources, and the slash rewrites shorten each run of slashes in it
+        as they do in the key: a run at one of its ends is only longer in the sources)."""
+        return (raw.isascii() and raw in self._joined) or key in self
 
     def has_word(self, words: str, limit: int = 50) -> bool:
         """:func:`_has_word` on the joined sources: the same occurrences, in order."""
-        if not words or "\n" in words:
+        data = self._data(words) if words else None
+        if data is None:
             return _has_word(self.text, words, limit)
-        size = len(words)
-        for part in self._parts():
-            pos = part.find(words)
-            while pos >= 0 and limit > 0:
-                if not _wordish(part[pos - 1 : pos]) and not _wordish(
-                    part[pos + size : pos + size + 1]
-                ):
-                    return True
-                pos = part.find(words, pos + 1)
-                limit -= 1
-            if limit <= 0:
-                return False
+        key, size, tries = words.encode(), len(words), limit
+        pos = data.find(key)
+        while pos >= 0 and tries > 0:
+            around = data[max(pos - 1, 0) : pos] + data[pos + size : pos + size + 1]
+            if not around.isascii():  # its lowercase decides: the str answers
+                return _has_word(self.text, words, limit)
+            if _WORD_BYTES.isdisjoint(around):
+                return True
+            pos = data.find(key, pos + 1)
+            tries -= 1
         return False
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = "\n".join(self._parts())
+            self._text = _normalize(self._joined)
         return self._text
 
 
@@ -361,12 +396,19 @@ class IdentifierDetector(PatternDetector):
         """(kind, start, end, parts to ground): spans resolved, longest / earliest wins."""
         plain: list[tuple[int, int, int, str]] = []
         cmds: list[tuple[str, int, int, list[str]]] = []
+        probe: str | None = None
         for pid in scan.matching(self, "response", text):
             kind = _KIND[pid]
-            group = 1 if pid in ("path", "cmd_prompt", "cmd_prose") else 0
-            compiled = scan.compiled(self, pid)
-            for _, end, ident in iter_matches(compiled, text, self.max_matches, group):
+            found: Iterable[tuple[int, int, str]]
+            if pid == "cmd_inline":
+                found = _backticked(text, self.max_matches)
+            else:
+                group = 1 if pid in ("path", "cmd_prompt", "cmd_prose") else 0
+                probe = _ascii_probe(text) if probe is None else probe
+                found = iter_matches(scan.compiled(self, pid), probe, self.max_matches, group)
+            for _, end, ident in found:
                 start = end - len(ident)
+                ident = text[start:end]
                 if pid == "cmd_prose":
                     toks = ident.split()
                     cut = next((i for i, t in enumerate(toks) if t in _PROSE_STOP), len(toks))
@@ -415,8 +457,11 @@ class IdentifierDetector(PatternDetector):
         for kind, start, end, parts in cands:
             missing: list[str] = []
             for part in parts:
-                key = _norm(part)
-                key = (key.lstrip("v") if kind == "version" else key).replace("//", "/")
+                raw = part.strip().strip(_TRAIL).lstrip(_LEAD)
+                key = raw.lower().replace("\\", "/")  # _norm(part)
+                if kind == "version":
+                    key, raw = key.lstrip("v"), raw.lstrip("vV")
+                key = key.replace("//", "/")
                 if len(key) < self.min_length:
                     continue
                 if key not in verdicts:
@@ -425,13 +470,15 @@ class IdentifierDetector(PatternDetector):
                     if " " in key and kind == "command":  # "head sub-command"
                         verdicts[key] = source.has_word(key)
                     else:
-                        verdicts[key] = key in source or (
+                        verdicts[key] = source.grounded(key, raw) or (
                             kind in _SEPARATED_KINDS and _grounded_separated(key, source.text)
                         )
                 if not verdicts[key]:
                     missing.append(part)
+            if not missing:
+                continue
             dedupe = kind + "|" + "|".join(_norm(p) for p in missing)
-            if not missing or dedupe in reported:
+            if dedupe in reported:
                 continue
             reported.add(dedupe)
             if kind == "command":

@@ -38,7 +38,8 @@ single-quoted spans are examined per response.
 
 from __future__ import annotations
 
-from itertools import compress, count
+from collections.abc import Hashable, Sequence
+from collections.abc import Set as AbstractSet
 
 from detectors.base import Detection, register_detector
 from detectors.lexical import BARRIER, blank_quoted, ngram_keys, word_span, words
@@ -51,6 +52,7 @@ NO_USE_COPY = "no_use_copy"
 QUOTE_ONLY_PARAPHRASE = "quote_only_paraphrase"
 MAX_CUES = 50  # attribution cues examined per response (bounded time on hostile text)
 MAX_QUOTES = 200  # single-quoted spans examined per response
+MAX_PROBES = 64  # n-grams looked up by substring per response side (see `_Side.shares`)
 
 #: A quotation in single marks, 'text' or typographic U+2018 text U+2019: an opening
 #: mark after a space or bracket, a closing one before a space or punctuation. Blanked
@@ -58,6 +60,7 @@ MAX_QUOTES = 200  # single-quoted spans examined per response
 _SINGLE_QUOTED = compile_pattern(
     "(?:^|[\\s(\\[{:\u2014\u2013-])['\u2018]([^\\n]{2,600}?)['\u2019](?:$|[\\s.,;:!?)\\]}\u2014\u2013-])"
 )
+_OPENERS = frozenset(" \t\n\f\r([{:\u2014\u2013-")  # what may precede an opening mark
 #: Reported speech / attribution: "the CFO said (that) …", "according to the CEO, …",
 #: "in her words, …", "as the chair put it, …". Speech-act verbs only: "reported",
 #: "announced" and "found" are common for facts taken from a summarize chunk.
@@ -103,11 +106,28 @@ def _in_chunk(stem: str, chunk_words: set[str]) -> bool:
     )
 
 
+def _may_open_quote(text: str) -> bool:
+    """Whether `text` may hold a `_SINGLE_QUOTED` match: an opening mark at the start or
+    after one of its opening characters (an apostrophe inside a word is not one). Past
+    `MAX_QUOTES` marks, yes: the pattern decides."""
+    seen = 0
+    for mark in "'\u2018":
+        pos = text.find(mark)
+        while pos >= 0:
+            if pos == 0 or text[pos - 1] in _OPENERS:
+                return True
+            seen += 1
+            if seen > MAX_QUOTES:
+                return True
+            pos = text.find(mark, pos + 1)
+    return False
+
+
 def _blank_verbatim_single_quotes(text: str, chunk_texts: list[str]) -> str:
     """`text` with each 'single-quoted' span blanked when its words are a verbatim run of
     one of `chunk_texts` (same length). Apostrophes make single marks ambiguous, so only a
     span that is provably a quotation of the source counts as quoted."""
-    if "'" not in text and "\u2018" not in text:
+    if not _may_open_quote(text):
         return text
     runs: list[str] | None = None
     parts: list[str] = []
@@ -136,7 +156,7 @@ class _ChunkGrams:
     can be shared.
     """
 
-    __slots__ = ("runs", "words")
+    __slots__ = ("_keys", "runs", "words")
 
     def __init__(self, chunk_words: list[str], vocab: frozenset[str], least: int) -> None:
         self.words = chunk_words
@@ -150,12 +170,38 @@ class _ChunkGrams:
                 stop = len(flags)
             self.runs.append((pos, stop))
             pos = flags.find(need, stop)
+        self._keys: dict[int, list[list[str]]] = {}
+
+    def _run_keys(self, n: int) -> list[list[str]]:
+        got = self._keys.get(n)
+        if got is None:
+            got = self._keys[n] = [ngram_keys(self.words[a:b], n) for a, b in self.runs]
+        return got
 
     def keys(self, n: int) -> list[str]:
         out: list[str] = []
-        for a, b in self.runs:
-            out += ngram_keys(self.words[a:b], n)
+        for keys in self._run_keys(n):
+            out += keys
         return out
+
+    def long_keys(self, long_n: int, short_n: int) -> list[tuple[str, ...]]:
+        """The `long_n`-grams as :func:`_covering` tuples."""
+        base, offsets = _covering(long_n, short_n)
+        out: list[tuple[str, ...]] = []
+        for keys in self._run_keys(base):
+            out += zip(*(keys[o:] for o in offsets), strict=False)
+        return out
+
+
+def _covering(long_n: int, short_n: int) -> tuple[int, tuple[int, ...]]:
+    """How a long n-gram is keyed without joining its words: as the tuple of the (already
+    joined) `base`-grams at `offsets` from its first word, which cover it, so two long
+    n-grams are equal exactly when their tuples are. `base` is `short_n` unless that is
+    longer than `long_n` (then the long n-gram itself, a 1-tuple)."""
+    if long_n < short_n:
+        return long_n, (0,)
+    last = long_n - short_n
+    return short_n, tuple(sorted({*range(0, last + 1, short_n), last}))
 
 
 class _Side:
@@ -167,6 +213,25 @@ class _Side:
         self.vocab = frozenset(self.words)
         self._keys: dict[int, list[str]] = {}
         self._sets: dict[int, set[str]] = {}
+        self._long: dict[tuple[int, int], list[tuple[str, ...]]] = {}
+        self._joined = ""
+        self._probes = 0
+
+    def shares(self, keys: list[str], n: int) -> bool:
+        """Whether one of `keys` (n-grams) is one of this side's n-grams.
+
+        A chunk has few n-grams that can be shared (:class:`_ChunkGrams`), and most are
+        not: up to `MAX_PROBES` per side are looked up as substrings of the side's words
+        joined by spaces (" a b c " occurs there only as words a, b, c in a row), which
+        costs less than joining every n-gram of the side; past that, set algebra.
+        """
+        got = self._sets.get(n)
+        if got is None and self._probes + len(keys) <= MAX_PROBES:
+            self._probes += len(keys)
+            if not self._joined:
+                self._joined = " " + " ".join(self.words) + " "
+            return any(f" {key} " in self._joined for key in keys)
+        return not self.kset(n).isdisjoint(keys)
 
     def keys(self, n: int) -> list[str]:
         got = self._keys.get(n)
@@ -180,34 +245,41 @@ class _Side:
             got = self._sets[n] = set(self.keys(n))
         return got
 
+    def long_keys(self, long_n: int, short_n: int) -> list[tuple[str, ...]]:
+        """The side's `long_n`-grams in order, as :func:`_covering` tuples."""
+        got = self._long.get((long_n, short_n))
+        if got is None:
+            base, offsets = _covering(long_n, short_n)
+            keys = self.keys(base)
+            got = list(zip(*(keys[o:] for o in offsets), strict=False))
+            self._long[long_n, short_n] = got
+        return got
+
     def chunk_grams(self, chunk_words: list[str], least: int) -> _ChunkGrams:
         """The chunk's n-grams that can be shared with this side (``n >= least``)."""
         return _ChunkGrams(chunk_words, self.vocab, least)
 
     def shared_long(
         self, chunk: _ChunkGrams, long_n: int, short_hits: set[str], short_n: int
-    ) -> set[str]:
-        """Distinct `long_n`-grams shared with the chunk.
+    ) -> set[tuple[str, ...]]:
+        """Distinct `long_n`-grams shared with the chunk, as :func:`_covering` tuples.
 
-        A shared long n-gram is a run of ``long_n - short_n + 1`` shared short n-grams,
-        so with few shared short n-grams only such runs are joined and looked up.
+        A shared long n-gram is a run of ``long_n - short_n + 1`` shared short n-grams:
+        without such a run there is none.
         """
-        if long_n < short_n:
-            return self.kset(long_n).intersection(chunk.keys(long_n))
-        if not short_hits:
-            return set()
-        flags = list(map(short_hits.__contains__, self.keys(short_n)))
-        need = long_n - short_n + 1
-        runs = map(all, zip(*(flags[k:] for k in range(need)), strict=False))
-        starts = list(compress(count(), runs))
-        if len(starts) > len(self.words) // 8:  # heavy overlap: plain set algebra
-            return self.kset(long_n).intersection(chunk.keys(long_n))
-        found = {" ".join(self.words[i : i + long_n]) for i in starts}
-        return found.intersection(chunk.keys(long_n)) if found else set()
+        if long_n >= short_n:
+            if not short_hits:
+                return set()
+            flags = bytes(map(short_hits.__contains__, self.keys(short_n)))
+            if b"\x01" * (long_n - short_n + 1) not in flags:
+                return set()
+        return set(chunk.long_keys(long_n, short_n)).intersection(self.long_keys(long_n, short_n))
 
-    def first_span(self, shared: set[str], n: int) -> tuple[int, int] | None:
-        """Character span of the first run of shared n-grams (approximate)."""
-        keys = self.keys(n)
+    def first_span(
+        self, keys: Sequence[Hashable], shared: AbstractSet[Hashable], n: int
+    ) -> tuple[int, int] | None:
+        """Character span of the first run of shared n-grams (approximate); `keys` are
+        this side's n-grams in order."""
         for i, key in enumerate(keys):
             if key in shared:
                 j = i
@@ -227,14 +299,21 @@ def _reported_clauses(raw: str, text: str) -> list[tuple[int, int]]:
     if not raw.isascii():
         raw = raw.encode("ascii", "replace").decode("ascii")
     out: list[tuple[int, int]] = []
+    quoted = BARRIER in text
     for _, cue_end, _ in iter_matches(_ATTRIBUTION, raw, MAX_CUES):
-        ends = [i for mark in _SENTENCE_END if (i := text.find(mark, cue_end, cue_end + 600)) >= 0]
-        end = min(ends) if ends else min(len(text), cue_end + 600)
-        begin = max(text.rfind(mark, max(0, cue_end - 600), cue_end) for mark in _SENTENCE_END)
-        if BARRIER in text[max(begin, 0) : end]:
-            continue
         if out and cue_end < out[-1][1]:  # a second cue in one clause: keep the first
             continue
+        limit = cue_end + 600
+        end = min(len(text), limit)
+        for mark in _SENTENCE_END:
+            i = text.find(mark, cue_end, limit)
+            if 0 <= i < end:
+                end = i
+        if quoted:
+            start = max(0, cue_end - 600)
+            begin = max(text.rfind(mark, start, cue_end) for mark in _SENTENCE_END)
+            if text.find(BARRIER, max(begin, 0), end) >= 0:
+                continue
         out.append((cue_end, end))
     return out
 
@@ -296,7 +375,11 @@ class SourcePolicyDetector:
         for chunk in chunks:
             cwords = words(chunk.content)
             if chunk.policy == "no_use":
-                whole = whole or _Side(event.response)
+                if whole is None:  # the same view as outside quotes when nothing is quoted
+                    if outside is not None and outside.text == event.response:
+                        whole = outside
+                    else:
+                        whole = _Side(event.response)
                 hit = self._check(
                     whole, chunk, cwords, NO_USE_COPY, self.no_use_ngram,
                     self.no_use_overlap_ngram, self.no_use_min_overlap,
@@ -305,7 +388,7 @@ class SourcePolicyDetector:
                 if outside is None:
                     quote_only = [c.content for c in chunks if c.policy == "quote_only"]
                     text = _blank_verbatim_single_quotes(blank_quoted(event.response), quote_only)
-                    outside = _Side(text)
+                    outside = whole if whole is not None and whole.text == text else _Side(text)
                 hit = self._check(
                     outside, chunk, cwords, QUOTE_ONLY_PARAPHRASE, self.quote_long_ngram,
                     self.quote_ngram, self.quote_min_overlap,
@@ -371,20 +454,25 @@ class SourcePolicyDetector:
         short_n: int,
         min_frac: float,
     ) -> Detection | None:
-        if len(cwords) < min(long_n, short_n):
+        least = min(long_n, short_n)
+        if len(cwords) < least:
             return None
-        grams = side.chunk_grams(cwords, min(long_n, short_n))
-        if not grams.runs:  # no n-gram of the chunk can be shared: nothing to report
+        grams = side.chunk_grams(cwords, least)
+        if not grams.runs or len(side.words) < least:  # no n-gram can be shared
             return None
+        chunk_short = grams.keys(short_n)
+        if long_n >= short_n and not side.shares(chunk_short, short_n):
+            return None  # no short n-gram shared, so no long one either
         mine = side.kset(short_n)
-        if not mine and len(side.words) < long_n:
-            return None
-        shared_short = mine.intersection(grams.keys(short_n))
+        shared_short = mine.intersection(chunk_short)
         shared_long = side.shared_long(grams, long_n, shared_short, short_n)
         frac = len(shared_short) / len(mine) if mine else 0.0
         if not shared_long and not (frac >= min_frac and len(shared_short) >= self.min_shared):
             return None
-        shared, n = (shared_long, long_n) if shared_long else (shared_short, short_n)
+        if shared_long:
+            span = side.first_span(side.long_keys(long_n, short_n), shared_long, long_n)
+        else:
+            span = side.first_span(side.keys(short_n), shared_short, short_n)
         evidence = (
             f"chunk {chunk.id[:60]}: {len(shared_long)} shared {long_n}-grams, "
             f"{frac:.0%} of {short_n}-grams"
@@ -393,6 +481,6 @@ class SourcePolicyDetector:
             detector=self.name,
             category=category,
             evidence=evidence,
-            span=side.first_span(shared, n),
+            span=span,
             failure_mode=category,
         )
