@@ -64,6 +64,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -184,6 +185,15 @@ class RefusalDetector(PatternDetector):
     @property
     def categories(self) -> tuple[str, ...]:
         return ("refusal", "training_cutoff_excuse", "false_rejection", "false_acceptance")
+
+    def precompiled(self, pattern_id: str) -> Any:
+        """The scope set's program of a declared "<scope>/<id>" pattern: the same regex,
+        compiled alike (case-insensitive), so the shared scan does not compile it again."""
+        scope, _, pid = pattern_id.partition("/")
+        pset = self._sets.get(scope)
+        if pset is None or pid not in pset.ids:
+            return None
+        return pset.compiled(pset.ids.index(pid))
 
     # -- text analysis -------------------------------------------------------
     def _lead_end(self, text: str) -> int:

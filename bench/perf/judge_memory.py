@@ -21,7 +21,8 @@ encoder before issue 16 part 3 by switching those changes off):
   concurrent onnxruntime runs;
 * ``int8_tables``: + the embedding tables stay int8 (`gather_int8_tables`);
 * ``runs``: + at most one onnxruntime run per usable CPU at once;
-* ``batch_tokens``: + at most 256 padded tokens per run (the current encoder).
+* ``batch_tokens``: + at most ``_BATCH_TOKENS`` padded tokens per run (the current
+  encoder: 128; 256 when issue 16 measured these variants).
 
 `--scores N`: the judge's scores (every metric output) on the first N events of
 ``halueval_qa`` and N of the demo traffic, and the embedding of every cached text, under

@@ -25,7 +25,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from monitors.judges.base import JudgeCall, JudgeError, JudgeReply, register_judge
@@ -102,6 +101,8 @@ class OpenAIJudge:
             self.base_url, model, api_key, azure, extra_headers, extra_query
         )
         self._sem = asyncio.Semaphore(concurrency)
+        import httpx  # here, not at module level: registering this judge must not load it
+
         self._http = httpx.AsyncClient(
             headers=headers,
             params=query,

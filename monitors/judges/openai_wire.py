@@ -8,13 +8,15 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from monitors.judges.base import JudgeCall, JudgeError
+
+if TYPE_CHECKING:  # httpx is imported where a request is made: the sidecar without an
+    import httpx  # OpenAI judge does not load it (~5 MiB of RSS with its CLI's imports)
 
 __all__ = ["ResponseFormat", "build_payload", "is_loopback", "redact", "strict_schema"]
 
@@ -94,7 +96,11 @@ class _FormatUnsupported(Exception):
 class _BadBody(Exception):
     """A 2xx whose body is not a chat completion: retried like a 502 from a proxy."""
 
-    response = httpx.Response(502)
+    def __init__(self, detail: str) -> None:
+        import httpx  # raised after an httpx request: already imported
+
+        super().__init__(detail)
+        self.response: httpx.Response = httpx.Response(502)
 
 
 class _HTTPError(JudgeError):
@@ -107,6 +113,8 @@ class _HTTPError(JudgeError):
 
 def _error_for(exc: BaseException, call: JudgeCall) -> JudgeError:
     """The bounded judge_error reason of a failed HTTP attempt."""
+    import httpx  # the attempt was an httpx request: already imported
+
     status: int | None = None
     detail = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):

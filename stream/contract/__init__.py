@@ -8,7 +8,7 @@
   point (detectors, judge metrics, judges, drift detectors);
 - :mod:`stream.contract.retry`: one classification of an exception (retry / rate limit /
   give up) and one backoff policy that honours Retry-After (not re-exported here: it
-  imports httpx and aiokafka, which a detector has no use for);
+  imports aiokafka, which a detector has no use for);
 - :mod:`stream.contract.scales`: severity bands and gate tiers;
 - :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name;
 - :mod:`stream.contract.reference`: the reference (expected answer, required

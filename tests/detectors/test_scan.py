@@ -124,3 +124,17 @@ def test_invalid_pattern_names_it() -> None:
 
     with pytest.raises(ValueError, match="bad"):
         Scanner([Bad()])
+
+
+def test_scan_reuses_the_programs_a_detector_holds() -> None:
+    """refusal compiles its patterns for its scope sets: the shared scan uses those
+    programs (same regex, same case sensitivity) instead of compiling each again."""
+    refusal = next(d for d in build_detectors(Settings()) if d.name == "refusal")
+    scanner = Scanner([refusal])
+    for gid, spec in enumerate(scanner._spec):
+        program = scanner.compiled(gid)
+        assert program is refusal.precompiled(spec.id) is not None, spec.id
+        assert program._pattern == spec.regex
+        assert program._regexp.options().case_sensitive == spec.case_sensitive
+    assert refusal.precompiled("any/no_such_pattern") is None
+    assert _Plugin().precompiled("hello") is None  # the default: the scan compiles its own
