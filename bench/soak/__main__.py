@@ -205,6 +205,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 early,
                 sent,
                 tick=args.burst_every,
+                batch_bytes=args.batch_bytes,
             )
             await asyncio.sleep(args.every)  # one more sample after the last event
             stop.set()
@@ -234,6 +235,13 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds between the producer's bursts (about one record batch per partition "
         "each); the embedded broker slows as the batches it holds add up (docs/reliability.md)",
     )
+    p.add_argument(
+        "--batch-bytes",
+        type=int,
+        default=16384,
+        help="the producer's max record batch size (aiokafka's default 16 KiB; the "
+        "session-9 soak used 1 MiB with --burst-every 1)",
+    )
     p.add_argument("--probe-every", type=float, default=60.0, help="broker fetch probe period")
     p.add_argument("--control", action="store_true", help="run a bare control consumer")
     p.add_argument("--trace", default=None, help="folder: tracemalloc snapshots (diagnostic)")
@@ -251,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": args.duration,
         "rate_eps": args.rate,
         "burst_every_s": args.burst_every,
+        "batch_bytes": args.batch_bytes,
         "engine": args.engine or "default",
         "produced": result["produced"],
         "consumed": rows[-1]["consumed"] if rows else 0,

@@ -8,7 +8,8 @@ step, `--consumers` consumers read the topic's end (caught up, long-polling with
 ``fetch_max_wait_ms`` 1000, as the sidecar) while 20 events/s trickle in for
 `--seconds`; the broker's CPU over that window (from /proc) is the cost of serving
 caught-up consumers with that many batches held. Then, on a fresh broker, the same count
-of records in large batches (``linger_ms`` 5, bursts of thousands) for comparison.
+of records in batches of ~7 (``linger_ms`` 5 and aiokafka's 16 KiB batch limit, sent in
+bursts of thousands) for comparison.
 Writes bench/results/broker_batches.json.
 
 Why: the 2-hour soak of session 8 slowed to 55-145 events/s after ~30 minutes with the

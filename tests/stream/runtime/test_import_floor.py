@@ -1,7 +1,8 @@
 """`ragpulse run` with the default engine keeps heavy offline-only libraries out of memory.
 
 On top of the `ragpulse run` imports, scipy.stats adds ~62 MiB of RSS, sklearn.metrics
-~14 MiB and faust ~14 MiB; each check runs in a fresh interpreter, since the test session
+~14 MiB, faust ~14 MiB and httpx (the OpenAI judge's client, with click, rich and pygments)
+~5 MiB; each check runs in a fresh interpreter, since the test session
 itself imports them.
 """
 
@@ -11,7 +12,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("scipy", "sklearn", "matplotlib", "faust")
+HEAVY = ("scipy", "sklearn", "matplotlib", "faust", "httpx")  # httpx: the OpenAI judge's
 #: the `eval` / `calibrate` code: imported only when those subcommands run
 OFFLINE = (
     "stream.commands.evaluate",
