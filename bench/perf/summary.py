@@ -36,7 +36,10 @@ What was optimised (profiled with py-spy, pyinstrument and cProfile; each change
   2.8 vs 8.5 µs per event, 0.7 s vs 120 s to compile, and 23 of 105 patterns Hyperscan
   cannot take). The detectors' Python work around RE2 was trimmed with verdicts held
   identical (`tests/detectors/test_frozen_verdicts.py`; 119 -> 100 µs for the six,
-  `bench/results/detector_costs.json`).
+  then 88.7 -> 75.1 µs in session 9: identifiers grounds keys in the raw sources before
+  lowering anything, citations finds markers and code spans with `str.find`,
+  source_policy checks a chunk's few 5-grams as substrings;
+  `bench/results/detector_costs.json`, `detector_costs-s9.json`).
 - **Scorecards** are encoded with msgspec (5.5 -> 2.2 µs; the same bytes on the bundled
   traffic).
 - **Metrics and drift per event**: Prometheus label children and drift streams are
@@ -50,8 +53,10 @@ What was optimised (profiled with py-spy, pyinstrument and cProfile; each change
   default sidecar (`tests/stream/runtime/test_import_floor.py`); after the embedded judge's
   onnxruntime session is built, glibc's free heap is returned (`malloc_trim`), and the
   session's memory-pattern planner is off. Issue 16: the judge's embedding tables stay
-  int8, one inference per usable CPU, 256 tokens per run; single RE2 patterns get a
-  2 MiB budget; glibc capped at 2 arenas and trimmed every 60 s.
+  int8, one inference per usable CPU, 128 padded tokens per run (bit-identical
+  embeddings); single RE2 patterns get a 2 MiB budget; glibc capped at 2 arenas and
+  trimmed every 60 s; httpx is imported only when an OpenAI judge is built
+  (~5 MiB); the shared scan reuses refusal's compiled programs.
 
 What still limits throughput: pure-Python per-event work inside `Pipeline.process`,
 spread out (section "Where the time goes"). A py-spy profile of stage (c) (2026-11-26,
@@ -67,11 +72,12 @@ install and test would need), and scanning a batch's texts before running its
 detectors (slower: 145 vs 122 µs, the cache misses moved to the events).
 Throughput scales out with partitions and replicas (`docs/scaling.md`).
 
-What still limits memory: the policy packs' RE2 sets (64 MiB budget each, their lazy DFA
-caches fill with traffic) keep the judges-off sidecar ~34 MiB above its 88 MiB of
-2026-11-21; with the embedded judge, onnxruntime's session (63 MiB, 41 of it float32
-MatMul weights: keeping those int8 changes the scores) and its arena. The embedded
-judge's steady RSS is under the target by only ~3 MiB (issue 16, BENCHMARKS.md)."""
+What still limits memory (measured part by part in session 9): imports ~58 MiB
+(pydantic ~22, numpy 13, aiokafka ~8); the policy packs' RE2 programs (~11 MiB for the
+one-pass sets of the 37 long patterns, ~15 MiB more as patterns compile on first match
+and DFA caches fill); with the embedded judge, onnxruntime (~19 MiB of library),
+the tokenizer (~12 MiB) and the session (~64 MiB, 41 of it float32 MatMul weights:
+keeping those int8 changes the scores) and its working memory."""
 
 
 def _m(s: dict[str, float], digits: int = 2) -> str:
