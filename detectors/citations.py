@@ -152,35 +152,6 @@ def _pattern_matches(text: str, begin: int, limit: int) -> Iterator[tuple[int, i
         yield begin + start, begin + end, inner
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """:func:`detectors.lexical.code_regions` of `text`, built with ``str.find`` when it has
-    no fence and at most 2000 backticks (so at most 1000 inline spans, the regions' cap).
-    An inline span is a match of lexical's inline-code pattern: a backtick, then one or
-    more characters that are neither a backtick nor a newline, then a backtick; so each
-    backtick pairs with the next one when that is on the same line and not adjacent (else
-    the next one is tried as an opening). Linear: every ``find`` starts where the last one
-    of its kind stopped."""
-    if "```" in text or text.count("`") > 2000:
-        return code_regions(text)
-    spans: list[tuple[int, int]] = []
-    line_end = -1
-    pos = text.find("`")
-    while pos >= 0:
-        shut = text.find("`", pos + 1)
-        if shut < 0:
-            break
-        if line_end <= pos:
-            line_end = text.find("\n", pos)
-            if line_end < 0:
-                line_end = len(text)
-        if shut == pos + 1 or shut > line_end:  # nothing between, or not on this line
-            pos = shut
-            continue
-        spans.append((pos, shut + 1))
-        pos = text.find("`", shut + 1)
-    return spans
-
-
 def _inside(regions: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
     i = bisect_right(starts, pos) - 1
     return i >= 0 and pos < regions[i][1]
@@ -225,7 +196,7 @@ class CitationDetector:
         found: dict[str, tuple[int, int]] = {}
         if "[" not in text:
             return found
-        regions = _code_spans(text) if "`" in text else []
+        regions = code_regions(text)
         starts = [s for s, _ in regions]
         skipped_end = -1
         size = len(text)

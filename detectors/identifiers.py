@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from detectors.base import Detection, register_detector
-from detectors.lexical import fenced_blocks
+from detectors.lexical import fenced_blocks, inline_code
 from detectors.regex import compile_pattern, iter_matches, search
 from detectors.scan import PatternDetector, PatternSpec, Scan
 from stream.contract.events import Event
@@ -168,24 +168,6 @@ def _command(text: str, strict: bool) -> list[str] | None:
     if sub[:1].isalpha() and sub.replace("-", "").isalnum():
         return [head, f"{head} {sub}", *flags]
     return [head, *flags]
-
-
-#: above this many backticks the RE2 pattern finds inline commands: a Python step per
-#: backtick would cost 20-40x its single pass on hostile text ("``" * 50,000)
-_MAX_BACKTICKS = 2000
-
-
-def _backticked(text: str, limit: int) -> list[tuple[int, int, str]]:
-    """``iter_matches`` of the ``cmd_inline`` pattern by ``str.find`` (cheaper than RE2
-    calls): a backtick, then the next one with something and no newline between."""
-    found: list[tuple[int, int, str]] = []
-    pos = text.find("`")
-    while pos >= 0 and len(found) < limit and (close := text.find("`", pos + 1)) > 0:
-        if close > pos + 1 and text.find("\n", pos + 1, close) < 0:
-            found.append((pos, close + 1, text[pos : close + 1]))
-            close = text.find("`", close + 1)
-        pos = close
-    return found
 
 
 def _ascii_probe(text: str) -> str:
@@ -405,8 +387,8 @@ class IdentifierDetector(PatternDetector):
         for pid in scan.matching(self, "response", text):
             kind = _KIND[pid]
             found: Iterable[tuple[int, int, str]]
-            if pid == "cmd_inline" and text.count("`") <= _MAX_BACKTICKS:
-                found = _backticked(text, self.max_matches)
+            if pid == "cmd_inline":  # the same pattern as lexical's inline code
+                found = [(s, e, text[s:e]) for s, e in inline_code(text, self.max_matches)]
             else:
                 group = 1 if pid in ("path", "cmd_prompt", "cmd_prose") else 0
                 probe = _ascii_probe(text) if probe is None else probe

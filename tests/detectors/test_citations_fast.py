@@ -1,6 +1,6 @@
 """The citation detector's str-method paths give exactly what the RE2 passes they replace
-give: markers (the bounded marker pattern, case folding included), code regions
-(`lexical.code_regions`), a citation's keys and the chunks' policies."""
+give: markers (the bounded marker pattern, case folding included), a citation's keys and
+the chunks' policies (inline code: tests/detectors/test_lexical.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ import pytest
 from detectors import citations
 from detectors.citations import (
     _citation_keys,
-    _code_spans,
     _marker_matches,
     _policies,
     normalize_marker,
 )
-from detectors.lexical import code_regions
 from detectors.regex import compile_pattern, iter_matches
 from stream.contract.events import Chunk
 
@@ -71,17 +69,6 @@ def test_hostile_brackets_cost_little() -> None:
         got = list(_marker_matches(text, 500))
         assert time.process_time() - started < 0.5
         assert got == list(iter_matches(_BOUNDED, text, 500, 1))
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_code_spans_are_the_code_regions(seed: int) -> None:
-    rnd = random.Random(seed)
-    alphabet = "``` ab\n\n[1]é😀"
-    for _ in range(4000):
-        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60)))
-        assert _code_spans(text) == code_regions(text), text
-    for text in ("`a`" * 1500, "`a` " * 999 + "x `b` [1] `c`", "```\n`x`\n```\n`y` [2]"):
-        assert _code_spans(text) == code_regions(text)
 
 
 def test_citation_keys_are_the_per_part_normalisation() -> None:

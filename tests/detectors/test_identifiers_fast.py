@@ -12,12 +12,12 @@ from detectors.identifiers import (
     _TO_ASCII,
     IdentifierDetector,
     _ascii_probe,
-    _backticked,
     _has_word,
     _norm,
     _Sources,
     _sources,
 )
+from detectors.lexical import _INLINE_CODE
 from detectors.regex import compile_pattern, iter_matches
 from stream.contract.events import Event, EventLimits
 
@@ -44,13 +44,9 @@ def test_only_the_listed_characters_lower_to_anything_ascii() -> None:
     assert all(any(ch.isascii() for ch in c.lower()) for c in _TO_ASCII)
 
 
-def test_backticked_is_the_cmd_inline_pattern() -> None:
-    pattern = compile_pattern(next(r for p, _, r in _PATTERNS if p == "cmd_inline"), True)
-    rnd = random.Random(3)
-    for _ in range(3000):
-        text = "".join(rnd.choice(["`", "`", "a", " ", "\n", "\u00e9", "``"]) for _ in range(30))
-        for limit in (0, 1, 2, 200):
-            assert _backticked(text, limit) == list(iter_matches(pattern, text, limit)), text
+def test_cmd_inline_is_lexicals_inline_code_pattern() -> None:
+    """identifiers finds backticked commands with `lexical.inline_code`: the same pattern."""
+    assert next(r for p, _, r in _PATTERNS if p == "cmd_inline") == _INLINE_CODE._pattern
 
 
 def test_patterns_match_the_ascii_probe_as_the_text() -> None:
