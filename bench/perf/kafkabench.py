@@ -125,6 +125,12 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def cpu_s(pid: int) -> float:
+    """utime + stime of `pid` in seconds (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_perf() -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(PERF_JSON.read_text())

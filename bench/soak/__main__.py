@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.perf.kafkabench import cpu_s as _cpu_s
 from bench.soak.drive import Sidecar, produce_at_rate
 from bench.soak.report import plot, snapshot_diffs, verdict
 from stream.demo import EmbeddedBroker
@@ -50,12 +51,6 @@ def _rss_mb(pid: int) -> float:
 
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def _cpu_s(pid: int) -> float:
-    """utime + stime of `pid` in seconds (/proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _fetch_probe(bootstrap: str, topic: str, n: int = 2000) -> float:

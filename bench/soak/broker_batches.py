@@ -21,20 +21,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.perf.kafkabench import cpu_s as _cpu_s
 from stream.demo import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC, PARTITIONS, VALUE = "t", 4, b"x" * 2000
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _tail(bootstrap: str, group: str, stop: asyncio.Event) -> None:
