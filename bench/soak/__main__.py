@@ -4,7 +4,8 @@
 
 Starts an embedded broker and `ragpulse run` (a real process, judge off: the detector
 path), produces the bundled traffic at `--rate` events/s for `--duration` seconds and
-every `--every` seconds records the sidecar's RSS and open file descriptors (/proc),
+every `--every` seconds records the sidecar's RSS and open file descriptors (/proc; every
+`--smaps-every` seconds also where the RSS lives: main heap, anonymous maps, files),
 consumer lag (sum of `ragpulse_consumer_lag`; the embedded broker's high watermark can sit
 below its log end, so also `behind_producer`: events sent minus consumed), event-loop lag
 (`ragpulse_event_loop_lag_seconds`) and the events consumed. Writes
@@ -37,6 +38,7 @@ from typing import Any
 from bench.perf.kafkabench import cpu_s as _cpu_s
 from bench.soak.drive import Sidecar, produce_at_rate
 from bench.soak.report import plot, snapshot_diffs, verdict
+from bench.soak.smaps import regions
 from stream.demo import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +89,7 @@ async def _sample(
     sent: list[int],
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    last_probe = last_snap = -1e9
+    last_probe = last_snap = last_smaps = -1e9
     cpu0, consumed0 = _cpu_s(sc.pid), 0.0
     while not stop.is_set():
         try:
@@ -104,6 +106,9 @@ async def _sample(
             row["broker_fetch_s"] = round(
                 await _fetch_probe(broker.bootstrap_servers, sc.topics.input), 4
             )
+        if now - last_smaps >= args.smaps_every:  # where the RSS lives (bench/soak/smaps.py)
+            last_smaps = now
+            row.update(regions(sc.pid))
         if args.trace and now - last_snap >= args.trace_every:
             last_snap = now
             os.kill(sc.pid, signal.SIGUSR1)
@@ -238,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         "session-9 soak used 1 MiB with --burst-every 1)",
     )
     p.add_argument("--probe-every", type=float, default=60.0, help="broker fetch probe period")
+    p.add_argument(
+        "--smaps-every", type=float, default=60.0, help="seconds between /proc smaps samples"
+    )
     p.add_argument("--control", action="store_true", help="run a bare control consumer")
     p.add_argument("--trace", default=None, help="folder: tracemalloc snapshots (diagnostic)")
     p.add_argument("--trace-every", type=float, default=300.0, help="seconds between snapshots")

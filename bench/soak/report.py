@@ -10,6 +10,8 @@ import numpy as np
 __all__ = ["floor", "plot", "slope", "snapshot_diffs", "verdict"]
 
 SERIES = ("rss_mb", "fds", "consumer_lag", "loop_lag_s")
+#: sampled less often (bench/soak/smaps.py): only some rows carry them
+SPARSE = ("mem_heap_mb", "mem_anon_mb", "mem_stack_mb", "mem_file_mb", "anon_arenas")
 
 
 def slope(ts: list[float], ys: list[float]) -> float:
@@ -37,8 +39,9 @@ def floor(
 
 
 def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per series: first/last/max and the slope per minute over the second half; for RSS
-    also the slope of its per-minute floor (:func:`floor`)."""
+    """Per series: first/last/max and the slope per minute over the second half (of the
+    rows that carry it: the smaps series are sampled less often); for RSS also the slope
+    of its per-minute floor (:func:`floor`)."""
     half = rows[len(rows) // 2 :]
     out: dict[str, Any] = {}
     lows = floor(half)
@@ -47,17 +50,19 @@ def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "last": lows[-1][1] if lows else None,
         "slope_per_min_second_half": slope([t for t, _ in lows], [v for _, v in lows]),
     }
-    for name in (*SERIES, "control_lag", "behind_producer"):
-        if rows and name not in rows[0]:
+    for name in (*SERIES, "control_lag", "behind_producer", *SPARSE):
+        have = [r for r in rows if name in r]
+        if not have:
             continue
-        values = [float(r[name]) for r in rows]
+        later = have[len(have) // 2 :]
+        values = [float(r[name]) for r in have]
         out[name] = {
             "first": values[0] if values else None,
             "last": values[-1] if values else None,
             "max": max(values) if values else None,
             "median": float(np.nanmedian(values)) if values else None,
             "slope_per_min_second_half": slope(
-                [r["t_s"] for r in half], [float(r[name]) for r in half]
+                [r["t_s"] for r in later], [float(r[name]) for r in later]
             ),
         }
     return out

@@ -32,3 +32,14 @@ def test_growing_peaks_over_a_flat_floor() -> None:
     assert math.isclose(out["rss_floor_mb"]["slope_per_min_second_half"], 0.0, abs_tol=1e-9)
     grows = verdict(_rows(40, peak_growth=0.0, floor_growth=0.5))
     assert math.isclose(grows["rss_floor_mb"]["slope_per_min_second_half"], 0.5, rel_tol=1e-6)
+
+
+def test_sparse_series_take_the_rows_that_carry_them() -> None:
+    rows = _rows(40, peak_growth=0.0, floor_growth=0.0)
+    for i, row in enumerate(rows[::12]):  # one smaps sample a minute, anon growing 0.25/min
+        row.update({"mem_anon_mb": 50.0 + 0.25 * i, "mem_heap_mb": 30.0})
+    out = verdict(rows)
+    assert math.isclose(out["mem_anon_mb"]["slope_per_min_second_half"], 0.25, rel_tol=1e-6)
+    assert math.isclose(out["mem_heap_mb"]["slope_per_min_second_half"], 0.0, abs_tol=1e-9)
+    assert out["mem_anon_mb"]["first"] == 50.0
+    assert "mem_file_mb" not in out  # never sampled: not reported
