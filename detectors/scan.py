@@ -123,7 +123,6 @@ class Scanner:
     """Every declared pattern of `detectors`, one matcher per text field."""
 
     def __init__(self, detectors: Iterable[object]) -> None:
-        self._owner: list[int] = []  # global id -> id() of the declaring detector
         self._declarer: list[PatternDetector] = []  # global id -> the declaring detector
         self._local: list[str] = []  # global id -> the detector's own pattern id
         self._compiled: dict[int, Any] = {}
@@ -141,7 +140,6 @@ class Scanner:
                 seen.add(spec.id)
                 gid = len(self._spec)
                 self._spec.append(spec)
-                self._owner.append(id(det))
                 self._declarer.append(det)
                 self._local.append(spec.id)
                 for field in spec.fields:
@@ -150,7 +148,8 @@ class Scanner:
         for fs in self._fields.values():
             self._compiled.update(fs.filtered)
         self._by_local = {
-            (o, pid): g for g, (o, pid) in enumerate(zip(self._owner, self._local, strict=True))
+            (id(d), pid): g
+            for g, (d, pid) in enumerate(zip(self._declarer, self._local, strict=True))
         }
         self._members = {id(d) for d in self.detectors}
         release_memory()  # the compile's parse trees are freed: hand their pages back
@@ -197,8 +196,8 @@ class Scan:
 
     def matching(self, detector: object, field: TextField, text: str) -> list[str]:
         """`detector`'s pattern ids that match anywhere in `text`, in declaration order."""
-        owner, sc = id(detector), self._scanner
-        return [sc._local[g] for g in self._global(field, text) if sc._owner[g] == owner]
+        sc = self._scanner
+        return [sc._local[g] for g in self._global(field, text) if sc._declarer[g] is detector]
 
     def compiled(self, detector: object, pattern_id: str) -> Any:
         """The compiled RE2 pattern of one declared pattern (for spans with groups)."""
