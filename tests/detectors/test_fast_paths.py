@@ -7,12 +7,12 @@ from itertools import islice
 
 import pytest
 
+from detectors._identifiers_sources import _has_word, _Sources, _sources
+from detectors._source_grams import _ChunkGrams
 from detectors.citations import _numeric, _parse, normalize_marker
-from detectors.identifiers import _has_word, _Sources, _sources
 from detectors.lexical import _depunct, ngram_keys, words
 from detectors.pii import PiiDetector
 from detectors.regex import compile_pattern, iter_matches, iter_spans, search
-from detectors.source_policy import _ChunkGrams
 from stream.contract.events import Event, EventLimits
 
 PATTERNS = [

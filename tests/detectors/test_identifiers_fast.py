@@ -7,16 +7,10 @@ import random
 import pytest
 
 import detectors.identifiers as ident
-from detectors.identifiers import (
-    _PATTERNS,
-    _TO_ASCII,
-    IdentifierDetector,
-    _ascii_probe,
-    _has_word,
-    _norm,
-    _Sources,
-    _sources,
-)
+from detectors._identifiers_patterns import _PATTERNS
+from detectors._identifiers_sources import _TO_ASCII, _has_word, _Sources, _sources
+from detectors._identifiers_text import _LEAD, _TRAIL, _ascii_probe, _norm
+from detectors.identifiers import IdentifierDetector
 from detectors.lexical import _INLINE_CODE
 from detectors.regex import compile_pattern, iter_matches
 from stream.contract.events import Event, EventLimits
@@ -75,7 +69,7 @@ def test_sources_answer_as_the_normalised_text() -> None:
         joined = _sources(event)
         for _ in range(10):
             part = _text(rnd, 3)
-            raw = part.strip().strip(ident._TRAIL).lstrip(ident._LEAD)
+            raw = part.strip().strip(_TRAIL).lstrip(_LEAD)
             key = _norm(part).replace("//", "/")
             version = raw.lstrip("vV"), _norm(part).lstrip("v").replace("//", "/")
             for limit in (1, 2, 50):

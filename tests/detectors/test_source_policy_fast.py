@@ -9,19 +9,17 @@ from itertools import combinations, pairwise
 
 import pytest
 
-from detectors.lexical import BARRIER, ngram_keys
-from detectors.regex import iter_matches
-from detectors.source_policy import (
+from detectors._source_grams import MAX_PROBES, _covering, _Side
+from detectors._source_quotes import (
     _ATTRIBUTION,
     _SENTENCE_END,
     _SINGLE_QUOTED,
     MAX_CUES,
-    MAX_PROBES,
-    _covering,
     _may_open_quote,
     _reported_clauses,
-    _Side,
 )
+from detectors.lexical import BARRIER, ngram_keys
+from detectors.regex import iter_matches
 
 _WORDS = ["the", "a", "cfo", "said", "margins", "will", "improve", BARRIER, "é"]
 
