@@ -100,15 +100,24 @@ async def produce(bootstrap: str, topic: str, n: int, partitions: int = 4) -> fl
     return time.perf_counter() - started
 
 
-def run_stage(args: list[str], cpu: int | None, timeout: float = 900.0) -> dict[str, Any]:
-    """Run `python -m bench.perf.stages ARGS` (pinned to `cpu`); return its JSON line."""
+def run_stage(
+    args: list[str], cpu: int | None, timeout: float = 900.0, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run `python -m bench.perf.stages ARGS` (pinned to `cpu`); return its JSON line.
+    The stage gets none of this process's ``RAGPULSE_*`` settings, only those in `env`."""
     cmd = [sys.executable, "-m", "bench.perf.stages", *args]
     if cpu is not None:
         cmd[3:3] = []  # pinning is done by the child itself (--cpu)
         cmd += ["--cpu", str(cpu)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
+    child = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
     out = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        cmd,
+        cwd=ROOT,
+        env={**child, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if out.returncode != 0 or not lines:
