@@ -3,7 +3,7 @@
 ``python bench/proto/rust_pii/measure.py [--so-dir /tmp/rust_pii_build] [--events 10000]
 [--rounds 7] [--fuzz 20000] [--out /tmp/rust_pii_measure.json]``
 
-Needs the extension built first (``bench/proto/rust_pii/build.sh``). Steps:
+Needs the extension built first (``sh bench/proto/build.sh rust_pii``). Steps:
 
 1. Equivalence on the bundled traffic (``stream.demo.generate(N, seed=7)``, parsed with
    the pipeline's limits as ``bench/perf/detector_costs.py`` does): per event,
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import platform
 import random
 import statistics
 import subprocess
@@ -48,14 +47,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-
-
-def _setup(so_dir: str, tree: Path) -> None:
-    for p in (str(tree), str(HERE), so_dir):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-
+sys.path.insert(0, str(HERE.parent))  # bench/proto: the shared measuring module
+import measuring  # noqa: E402
 
 # --------------------------------------------------------------------------- helpers
 
@@ -215,30 +208,6 @@ def _hostile_texts(rng: random.Random) -> list[str]:
 # --------------------------------------------------------------------------- events
 
 
-def _pipeline() -> Any:
-    from exporters.prometheus import Metrics
-    from stream.runtime.pipeline import Pipeline
-    from stream.runtime.settings import load_settings
-
-    settings = load_settings()
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-    pipeline = Pipeline(settings, metrics)
-    pipeline.dedupe.size = 0
-    return pipeline
-
-
-def _parse_all(raws: list[bytes], limits: Any) -> list[Any]:
-    from stream.contract.events import InvalidEvent, parse_event
-
-    out = []
-    for raw in raws:
-        try:  # noqa: SIM105 - the pipeline's own loop shape
-            out.append(parse_event(raw, limits))
-        except InvalidEvent:
-            pass
-    return out
-
-
 def _event_texts(event: Any) -> list[str]:
     """Every text the pii detector can read from the event (response first)."""
     texts = [event.response, event.query]
@@ -253,8 +222,6 @@ def _event_texts(event: Any) -> list[str]:
 
 def _dataset_raws() -> dict[str, list[bytes]]:
     """Events from the labelled sets' texts (response + query + passages)."""
-    base = Path("/work/shared/datasets")
-    out: dict[str, list[bytes]] = {}
 
     def ev(i: int, query: str, response: str, chunks: list[str]) -> bytes:
         data = {
@@ -265,39 +232,13 @@ def _dataset_raws() -> dict[str, list[bytes]]:
         }
         return json.dumps(data).encode()
 
-    p = base / "ragtruth" / "ragtruth_qa_test_subset.jsonl"
-    if p.exists():
-        rows = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-        out["ragtruth"] = [
-            ev(i, str(r.get("query", "")), str(r.get("d2", "")), [str(r.get("d1", ""))])
-            for i, r in enumerate(rows)
+    return {
+        name: [
+            ev(s.row, s.query, s.response, [] if s.passage is None else [s.passage])
+            for s in samples
         ]
-    p = base / "halueval" / "general_data.json"
-    if p.exists():
-        rows = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-        out["halueval_general"] = [
-            ev(i, str(r.get("user_query", "")), str(r.get("chatgpt_response", "")), [])
-            for i, r in enumerate(rows)
-        ]
-    p = base / "halueval" / "qa_data.jsonl"
-    if p.exists():
-        rows = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-        out["halueval_qa"] = [
-            ev(i, str(r.get("question", "")), str(r.get(k, "")), [str(r.get("knowledge", ""))])
-            for i, r in enumerate(rows)
-            for k in ("right_answer", "hallucinated_answer")
-        ]
-    p = base / "xstest"
-    for csv_path in sorted(p.glob("completions_*.csv")) if p.exists() else []:
-        import csv
-
-        with csv_path.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        out[f"xstest_{csv_path.stem}"] = [
-            ev(i, str(r.get("prompt", "")), str(r.get("completion", "")), [])
-            for i, r in enumerate(rows)
-        ]
-    return out
+        for name, samples in measuring.labelled_samples().items()
+    }
 
 
 def _fuzz_raws(rng: random.Random, n: int) -> list[bytes]:
@@ -392,60 +333,7 @@ def _compare(
     return res
 
 
-# --------------------------------------------------------------------------- speed
-
-
-def _speed(raws: list[bytes], limits: Any, variants: dict[str, Any], rounds: int) -> dict[str, Any]:
-    cpu: dict[str, list[float]] = {k: [] for k in variants}
-    wall: dict[str, list[float]] = {k: [] for k in variants}
-    names = list(variants)
-    n_events = 0
-    for r in range(rounds):
-        order = names[r % len(names) :] + names[: r % len(names)]
-        if r % 2:
-            order.reverse()
-        for key in order:
-            fn = variants[key]
-            events = _parse_all(raws, limits)  # fresh events, as the pipeline gets them
-            n_events = len(events)
-            gc.collect()
-            c0, w0 = time.process_time(), time.perf_counter()
-            fn(events)
-            c1, w1 = time.process_time(), time.perf_counter()
-            cpu[key].append((c1 - c0) / n_events * 1e6)
-            wall[key].append((w1 - w0) / n_events * 1e6)
-        print(
-            f"[speed] round {r + 1}/{rounds}: "
-            + ", ".join(f"{k} {cpu[k][-1]:.2f}" for k in names)
-            + " us/event CPU",
-            file=sys.stderr,
-        )
-    return {
-        "events_per_pass": n_events,
-        "rounds": rounds,
-        "cpu_us_per_event": cpu,
-        "wall_us_per_event": wall,
-        "median_cpu_us": {k: statistics.median(v) for k, v in cpu.items()},
-        "median_wall_us": {k: statistics.median(v) for k, v in wall.items()},
-    }
-
-
-def _tree_commit(tree: Path) -> str:
-    """The tree's git HEAD, or for an exported copy the commit in its .snapshot_commit
-    (write it beside a `git archive HEAD` extraction)."""
-    marker = tree / ".snapshot_commit"
-    if marker.exists():
-        return marker.read_text().strip() + " (exported copy)"
-    got = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(tree), "status", "--porcelain", "--", "detectors", "stream"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return got + (" + uncommitted changes under detectors/ or stream/" if dirty else "")
+# --------------------------------------------------------------------------- probes
 
 
 def _vmrss_mib() -> float:
@@ -462,10 +350,8 @@ def _rss_child(mode: str, events_n: int) -> None:
 
     from detectors import create_detector
 
-    pipeline = _pipeline()
-    from stream.demo import generate
-
-    events = _parse_all([g.raw for g in generate(events_n, seed=7)], pipeline.limits)
+    pipeline = measuring.make_pipeline()
+    events = measuring.parse_all(measuring.traffic(events_n), pipeline.limits)
     rng = random.Random(11)
     junk = _hostile_texts(rng) + [_fuzz_text(rng) for _ in range(20000)]
     gc.collect()
@@ -525,7 +411,7 @@ def _thrash_probe(raws: list[bytes], limits: Any) -> dict[str, Any]:
     went through it, then again."""
     from wrapper import RustPiiDetector
 
-    events = _parse_all(raws, limits)
+    events = measuring.parse_all(raws, limits)
     rng = random.Random(11)
     junk = _hostile_texts(rng) + [_fuzz_text(rng) for _ in range(20000)]
 
@@ -577,61 +463,31 @@ def _thrash_probe(raws: list[bytes], limits: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--so-dir", default="/tmp/rust_pii_build")
-    ap.add_argument("--events", type=int, default=10000)
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--fuzz", type=int, default=20000)
-    ap.add_argument("--skip-equivalence", action="store_true")
-    ap.add_argument("--skip-speed", action="store_true")
-    ap.add_argument("--out", type=Path, default=Path("/tmp/rust_pii_measure.json"))
-    ap.add_argument(
-        "--tree",
-        type=Path,
-        default=ROOT,
-        help="the ragpulse tree to import (default: this checkout; e.g. a `git archive HEAD` "
-        "copy when the checkout is being edited)",
+    ap = measuring.arguments(
+        (__doc__ or "").splitlines()[0],
+        "/tmp/rust_pii_build",
+        20000,
+        Path("/tmp/rust_pii_measure.json"),
     )
     ap.add_argument("--skip-rss", action="store_true")
     ap.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    _setup(args.so_dir, args.tree.resolve())
     if args.rss_child:
+        measuring.setup(HERE, args.so_dir, args.tree.resolve())
         _rss_child(args.rss_child, args.events)
         return 0
+    _, pipeline, result = measuring.begin(HERE, args, "ragpulse_pii")
 
-    import ragpulse_pii
     from wrapper import RustPiiDetector
 
     from detectors import create_detector
-    from stream.demo import generate
 
-    pipeline = _pipeline()
+    parse_all = measuring.parse_all
     limits = pipeline.limits
     det = create_detector("pii")
     rdet = RustPiiDetector()
     core = rdet.core
-    result: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "machine": {
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "cpus": __import__("os").cpu_count(),
-            "cpu_model": next(
-                (
-                    line.split(":", 1)[1].strip()
-                    for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")
-                ),
-                "?",
-            ),
-        },
-        "tree_commit": _tree_commit(args.tree.resolve()),
-        "extension": ragpulse_pii.__file__,
-        "tree": str(args.tree.resolve()),
-        "detectors_module": __import__("detectors").__file__,
-    }
-    raws = [g.raw for g in generate(args.events, seed=7)]
+    raws = measuring.traffic(args.events)
     # the other screening modes: checked for equivalence, then timed after that
     unscreened = RustPiiDetector(screen="none")
     unscreened.label = "screen=none"  # type: ignore[attr-defined]
@@ -656,17 +512,17 @@ def main(argv: list[str] | None = None) -> int:
             r.label = json.dumps(opts)  # type: ignore[attr-defined]
             opt_pairs.append((create_detector("pii", **opts), r))
         equiv = [
-            _compare("demo baseline seed 7", _parse_all(raws, limits), pairs, det.find, core.find),
+            _compare("demo baseline seed 7", parse_all(raws, limits), pairs, det.find, core.find),
         ]
-        degraded = [g.raw for g in generate(args.events, seed=7, phase="degraded")]
+        degraded = measuring.traffic(args.events, phase="degraded")
         equiv.append(
             _compare(
-                "demo degraded seed 7", _parse_all(degraded, limits), pairs, det.find, core.find
+                "demo degraded seed 7", parse_all(degraded, limits), pairs, det.find, core.find
             )
         )
         for name, ds_raws in _dataset_raws().items():
-            equiv.append(_compare(name, _parse_all(ds_raws, limits), pairs, det.find, core.find))
-        fuzz = _parse_all(_fuzz_raws(random.Random(7), args.fuzz), limits)
+            equiv.append(_compare(name, parse_all(ds_raws, limits), pairs, det.find, core.find))
+        fuzz = parse_all(_fuzz_raws(random.Random(7), args.fuzz), limits)
         equiv.append(
             _compare("synthetic fuzz + hostile", fuzz, pairs + opt_pairs, det.find, core.find)
         )
@@ -674,89 +530,18 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.skip_speed:
         result["dfa_thrash_probe"] = _thrash_probe(raws[:3000], limits)
-        pii_in_pipeline = next(d for d in pipeline.detectors if d.name == "pii")
-        scanner = pipeline.scanner
-
-        def py_det(events: list[Any]) -> None:
-            for e in events:
-                det(e)
-
-        def rs_wrapper(events: list[Any]) -> None:
-            for e in events:
-                rdet(e)
-
-        def rs_core(events: list[Any]) -> None:
-            detect = core.detect
-            for e in events:
-                detect(e)
-
-        def rs_core_unscreened(events: list[Any]) -> None:
-            detect = unscreened.core.detect
-            for e in events:
-                detect(e)
-
-        def rs_core_set_64mib(events: list[Any]) -> None:
-            detect = big_set.core.detect
-            for e in events:
-                detect(e)
-
-        def rs_core_small_set(events: list[Any]) -> None:
-            detect = small_set.core.detect
-            for e in events:
-                detect(e)
-
-        def rs_core_counts(events: list[Any]) -> None:
-            detect = counted.core.detect
-            for e in events:
-                detect(e)
-
-        def py_all_detectors_rust_pii(events: list[Any]) -> None:
-            # the pipeline's loop with its pii detector replaced by the Rust wrapper (pii's
-            # patterns stay in the shared response screening, which the others need anyway)
-            dets = [rdet if d is pii_in_pipeline else d for d in pipeline.detectors]
-            for e in events:
-                scan = scanner.scan()
-                for d in dets:
-                    scanner.run(d, e, scan)
-
-        def py_pipeline_pii(events: list[Any]) -> None:
-            for e in events:
-                scanner.run(pii_in_pipeline, e, scanner.scan())
-
-        def py_all_detectors(events: list[Any]) -> None:
-            dets = pipeline.detectors
-            for e in events:
-                scan = scanner.scan()
-                for d in dets:
-                    scanner.run(d, e, scan)
-
-        def noop(events: list[Any]) -> None:
-            f = _noop
-            for e in events:
-                f(e)
-
-        variants = {
-            "python_det": py_det,
-            "rust_wrapper": rs_wrapper,
-            "rust_core": rs_core,
-            "rust_core_none": rs_core_unscreened,
-            "rust_core_counts": rs_core_counts,
-            "rust_core_set_never_renewed": rs_core_set_64mib,
-            "rust_core_set_2mib_renewed_1000": rs_core_small_set,
-            "python_pii_pipeline_scanner": py_pipeline_pii,
-            "python_all_detectors": py_all_detectors,
-            "all_detectors_with_rust_pii": py_all_detectors_rust_pii,
-            "noop_call": noop,
+        each = measuring.per_event
+        other_screens = {
+            "rust_core_none": each(unscreened.core.detect),
+            "rust_core_counts": each(counted.core.detect),
+            "rust_core_set_never_renewed": each(big_set.core.detect),
+            "rust_core_set_2mib_renewed_1000": each(small_set.core.detect),
         }
-        events = _parse_all(raws, limits)
-        for fn in variants.values():  # warm-up: compiles, RE2 DFA caches
-            fn(events)
-        result["speed"] = _speed(raws, limits, variants, args.rounds)
-        med = result["speed"]["median_cpu_us"]
-        wmed = result["speed"]["median_wall_us"]
-        print("\nvariant                        CPU us/event (median)   wall us/event (median)")
-        for k in variants:
-            print(f"{k:30s} {med[k]:12.2f} {wmed[k]:22.2f}")
+        # all_detectors_with_rust_pii: pii's patterns stay in the shared response screening
+        variants = measuring.passes(pipeline, det, rdet, "pii", other_screens)
+        result["speed"] = measuring.speed(raws, limits, variants, args.rounds)
+        print("\nmedians over rounds")
+        measuring.print_medians(result["speed"])
 
     if not args.skip_rss:  # fresh processes, one per detector build
         result["rss_probe"] = _rss_probe(args.tree.resolve(), args.so_dir, args.events)
@@ -764,10 +549,6 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=1))
     print(f"written {args.out}", file=sys.stderr)
     return 0
-
-
-def _noop(event: Any) -> list[Any]:
-    return []
 
 
 if __name__ == "__main__":

@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tree", type=Path, default=ROOT)
     ap.add_argument("--out", type=Path, default=Path("/tmp/rust_pii_patterns.json"))
     args = ap.parse_args(argv)
-    for p in (str(args.tree.resolve()), str(HERE), args.so_dir):
-        sys.path.insert(0, p)
+    for p in (str(HERE.parent), str(args.tree.resolve()), str(HERE), args.so_dir):
+        sys.path.insert(0, p)  # HERE.parent: bench/proto, the shared measuring module
 
     import re2
 
@@ -114,12 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     re2._Regexp = _Recording  # before detectors.regex reads it
 
     import ragpulse_pii
-    from measure import _parse_all, _pipeline
+    from measuring import make_pipeline, parse_all, traffic
 
-    from stream.demo import generate
-
-    pipeline = _pipeline()
-    events = _parse_all([g.raw for g in generate(200, seed=7)], pipeline.limits)
+    pipeline = make_pipeline()
+    events = parse_all(traffic(200), pipeline.limits)
     scanner = pipeline.scanner
     for e in events:
         scan = scanner.scan()

@@ -6,15 +6,15 @@ objects. The Rust side reads the event itself (``event.response``; the query, hi
 case fields, retrieved chunks and citations only when a response value must be looked up
 for ``ignore_if_in_context``) and returns ``(category, evidence, start, end)`` tuples.
 
-The extension module must be importable: build it with ``build.sh`` (it lands in
-/tmp/rust_pii_build) and put that folder on ``sys.path`` (measure.py does).
+The extension module must be importable: build it with ``sh bench/proto/build.sh rust_pii``
+(it lands in /tmp/rust_pii_build) and put that folder on ``sys.path`` (measure.py does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ragpulse_pii  # the compiled extension (built by build.sh)
+import ragpulse_pii  # the compiled extension (built by bench/proto/build.sh)
 
 from detectors import Detection
 from stream.contract.events import Event
