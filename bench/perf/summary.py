@@ -65,11 +65,17 @@ spread out (section "Where the time goes"). A py-spy profile of stage (c) (2026-
 the one-pass set scan, whose DFA states miss the CPU caches between events), then the
 scorecard, the metrics and the drift update; and 8 % (~15 µs per event) in the Kafka
 engine (record decode, record-batch publishing, delivery, commit); the garbage collector
-took 5 ms in 20,000 events. Reaching (c) >= 0.8 x (e) (~80 µs per event) would take the
-detector core out of Python. Tried and not adopted (2026-11-26): mypyc on six detector
-modules as they stand (the detectors 74.7 -> 63.6 µs, -15 %, for a compiled build every
-install and test would need), and scanning a batch's texts before running its
-detectors (slower: 145 vs 122 µs, the cache misses moved to the events).
+took 5 ms in 20,000 events. `python -m bench.perf.headroom --each` (session 10,
+bench/results/headroom.json) runs the stage without detectors beside it: 56 µs per
+event against (c)'s 154 and (e)'s 70, so everything but the detectors is within the
+target, and the detectors (94.5 µs in the stage) would have to cost ~31. Tried and not
+adopted (2026-11-26): mypyc on six detector modules as they stand (the detectors
+74.7 -> 63.6 µs, -15 %, for a compiled build every install and test would need),
+scanning a batch's texts before running its detectors (slower: 145 vs 122 µs, the cache
+misses moved to the events), and porting detectors to Rust one by one (measured
+prototypes in bench/proto/: pii 0.53 x and source_policy 0.475 x the Python detector,
+identical detections; an estimated (c)/(e) of ~0.68 if all six did as well). The 0.8
+target needs a native event core, from raw bytes to verdicts: docs/detector-core.md.
 Throughput scales out with partitions and replicas (`docs/scaling.md`).
 
 What still limits memory (measured part by part in session 9): imports ~58 MiB
