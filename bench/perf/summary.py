@@ -74,8 +74,10 @@ adopted (2026-11-26): mypyc on six detector modules as they stand (the detectors
 scanning a batch's texts before running its detectors (slower: 145 vs 122 µs, the cache
 misses moved to the events), and porting detectors to Rust one by one (measured
 prototypes in bench/proto/: pii 0.53 x and source_policy 0.475 x the Python detector,
-identical detections; an estimated (c)/(e) of ~0.68 if all six did as well). The 0.8
-target needs a native event core, from raw bytes to verdicts: docs/detector-core.md.
+identical detections; an estimated (c)/(e) of ~0.67 if all six did as well). By the
+estimates in docs/detector-core.md, the 0.8 target needs the detectors in compiled code
+(a native event core, from raw bytes to verdicts: ~0.83-0.89) or a restated target.
+(The headroom run's (c)/(e) is 0.46; the first bullet above is the throughput section's.)
 Throughput scales out with partitions and replicas (`docs/scaling.md`).
 
 What still limits memory (measured part by part in session 9): imports ~58 MiB
