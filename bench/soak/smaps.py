@@ -24,26 +24,27 @@ def regions(pid: int) -> dict[str, float]:
     arenas = 0
     kind = "anon"
     size_kb = 0
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        head = line.split(maxsplit=6)
-        if not head:
-            continue
-        if "-" in head[0] and not head[0].endswith(":"):  # a mapping's header line
-            name = head[5] if len(head) > 5 else ""
-            if name == "[heap]":
-                kind = "heap"
-            elif not name:
-                kind = "anon"
-            elif name.startswith("["):
-                kind = "stack"
-            else:
-                kind = "file"
-        elif head[0] == "Size:":
-            size_kb = int(head[1])
-            if kind == "anon" and size_kb * 1024 >= ARENA_BYTES // 2:
-                arenas += 1
-        elif head[0] == "Rss:":
-            kb[kind] += int(head[1])
+    with Path(f"/proc/{pid}/smaps").open() as fh:  # line by line: the file can be MBs long
+        for line in fh:
+            head = line.split(maxsplit=6)
+            if not head:
+                continue
+            if "-" in head[0] and not head[0].endswith(":"):  # a mapping's header line
+                name = head[5] if len(head) > 5 else ""
+                if name == "[heap]":
+                    kind = "heap"
+                elif not name:
+                    kind = "anon"
+                elif name.startswith("["):
+                    kind = "stack"
+                else:
+                    kind = "file"
+            elif head[0] == "Size:":
+                size_kb = int(head[1])
+                if kind == "anon" and size_kb * 1024 >= ARENA_BYTES // 2:
+                    arenas += 1
+            elif head[0] == "Rss:":
+                kb[kind] += int(head[1])
     out = {f"mem_{k}_mb": round(v / 1024, 2) for k, v in kb.items()}
     out["anon_arenas"] = arenas
     return out
