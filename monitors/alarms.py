@@ -6,15 +6,24 @@ judge score) to one drift detector. When the detector reports drift, the alarm
 mean frozen at that moment. It *clears* only when it has been up for at least
 `min_hold_s` and the recent mean has stayed inside the reference band for
 `clear_after_s` — so a flapping stream pages once, not every few minutes.
+
+A stream's state is data (:meth:`MonitoredStream.to_state`, checked by
+:meth:`MonitoredStream.from_state`); an alarm's `alarm_id` is derived from the stream and
+the raise time, so the same alarm re-published after a restart carries the same id.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from monitors.drift._state import decode_float, encode_float, envelope
+from monitors.drift.base import STATE_VERSION, StateError, create_drift_detector
 
 __all__ = ["AlarmEvent", "AlarmPolicy", "MonitoredStream", "StreamKey"]
 
@@ -58,6 +67,13 @@ class AlarmEvent:
     since: str
     at: str
 
+    @property
+    def alarm_id(self) -> str:
+        """The alarm's id: the same for its raise and its clear, and for both re-published
+        after a crash (16 hex digits of sha256 over "metric|detector|service|since")."""
+        raw = f"{self.metric}|{self.detector}|{self.service}|{self.since}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "state": self.state,
@@ -70,11 +86,25 @@ class AlarmEvent:
             "samples_seen": self.samples_seen,
             "since": self.since,
             "at": self.at,
+            "alarm_id": self.alarm_id,
         }
 
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+_STATE_KEYS = (
+    "v", "key", "samples", "active", "since", "reference", "baseline", "within_since",
+    "recent", "detector",
+)  # fmt: skip
+
+
+def _key(value: Any) -> StreamKey:
+    ok = isinstance(value, list | tuple) and len(value) == 3
+    if not ok or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in value):
+        raise StateError("bad_type", "stream state: key must be [metric, detector, service]")
+    return StreamKey(*value)
 
 
 @dataclass
@@ -92,6 +122,61 @@ class MonitoredStream:
 
     def __post_init__(self) -> None:
         self.recent = deque(self.recent, maxlen=self.policy.recent_window)
+
+    def to_state(self) -> dict[str, Any]:
+        """The stream's state as JSON-compatible data (NaN and infinity as strings)."""
+        within = self.within_since
+        return {
+            "v": STATE_VERSION,
+            "key": [self.key.metric, self.key.detector, self.key.service],
+            "samples": self.samples,
+            "active": self.active,
+            "since": float(self.since),
+            "reference": encode_float(float(self.reference)),
+            "baseline": encode_float(float(self.baseline)),
+            "within_since": None if within is None else float(within),
+            "recent": [encode_float(float(x)) for x in self.recent],
+            "detector": self.detector.to_state(),
+        }
+
+    @classmethod
+    def from_state(
+        cls, state: Mapping[str, Any], spec: Mapping[str, Any], policy: AlarmPolicy
+    ) -> MonitoredStream:
+        """A stream from `to_state` data, its detector built from the configured `spec`.
+
+        StateError when anything does not fit: the version, the key's detector vs
+        ``spec["type"]``, the detector state's spec vs `spec`, any field. At most the
+        last `policy.recent_window` recent samples are read.
+        """
+        f = envelope(state, "stream state", _STATE_KEYS)
+        key = _key(f.raw("key"))
+        if key.detector != spec.get("type"):
+            raise StateError("spec_mismatch", f"stream state of {key.detector[:40]!r}")
+        samples, active = f.integer("samples"), f.boolean("active")
+        since, within = float(f.number("since")), f.number("within_since", optional=True)
+        reference = decode_float(f.raw("reference"), "stream state.reference")
+        baseline = decode_float(f.raw("baseline"), "stream state.baseline")
+        if within is not None and not active:
+            raise StateError("out_of_range", "stream state: within_since of no alarm")
+        raw = f.raw("recent")
+        if not isinstance(raw, list):
+            raise StateError("bad_type", "stream state: recent must be a list")
+        if len(raw) > samples:
+            raise StateError("bad_length", "stream state: more recent samples than samples")
+        tail = raw[max(0, len(raw) - policy.recent_window) :]
+        recent = [decode_float(x, "stream state.recent") for x in tail]
+        try:
+            detector = create_drift_detector(spec)
+        except ValueError as exc:
+            raise StateError("spec_mismatch", f"configured spec: {exc}") from None
+        detector.load_state(f.raw("detector"))
+        if detector.n > samples:
+            raise StateError("out_of_range", "stream state: detector saw more than the stream")
+        within = None if within is None else float(within)
+        stream = cls(key, detector, policy, samples, active, since, reference, baseline, within)
+        stream.recent.extend(recent)
+        return stream
 
     @property
     def current_mean(self) -> float:

@@ -6,11 +6,28 @@ more than a Hoeffding/Bernstein bound at confidence `delta`, and drops the older
 when it finds one. It needs no reference level and no variance guess, so one default
 suits every score metric. It is two-sided; `direction` keeps only downward ("down") or
 upward ("up") changes (ADWIN still drops its old window on an ignored change).
+
+State as data: river 0.26 keeps ADWIN's buckets in a Rust object whose only export is
+opaque serialized bytes, which are never read back here. Instead the detector
+logs the samples ADWIN has taken since it (re)started (at construction, `reset()`, and
+the update after each of its detections, where river starts a new window), at most
+the last `state_samples` of them (8 bytes each), and `load_state` replays the log into
+a fresh ADWIN. While fewer than `state_samples` samples were taken since that restart,
+the restored detector makes exactly the original's decisions; beyond it, the restored
+ADWIN is one started on the last `state_samples` samples (a shorter window: it may
+decide differently until ADWIN next detects a change).
 """
 
 from __future__ import annotations
 
+from array import array
+from typing import Any
+
+import numpy as np
+
+from monitors.drift._state import Fields, check_consistent, pack_floats
 from monitors.drift.base import (
+    MAX_SIZE,
     BaseDriftDetector,
     RollingMean,
     check_choice,
@@ -43,6 +60,7 @@ class AdwinDetector(BaseDriftDetector):
         grace_period: int = 10,
         direction: str = "both",
         recent_size: int = 100,
+        state_samples: int = 10_000,
     ) -> None:
         owner = "adwin"
         self.delta = check_number(owner, "delta", delta, low=0, high=1, open_low=True)
@@ -53,26 +71,50 @@ class AdwinDetector(BaseDriftDetector):
         )
         self.grace_period = check_number(owner, "grace_period", grace_period, low=1, integer=True)
         self.direction = check_choice(owner, "direction", direction, DIRECTIONS)
-        self.recent_size = check_number(owner, "recent_size", recent_size, low=1, integer=True)
+        self.recent_size = check_number(
+            owner, "recent_size", recent_size, low=1, high=MAX_SIZE, integer=True
+        )
+        self.state_samples = check_number(
+            owner, "state_samples", state_samples, low=1, high=MAX_SIZE, integer=True
+        )
         super().__init__()
 
-    def _reset_state(self) -> None:
+    def _new_adwin(self) -> Any:
         from river.drift import ADWIN  # lazy: importing river costs seconds at CLI start
 
-        self._adwin = ADWIN(
+        return ADWIN(
             delta=self.delta,
             clock=self.clock,
             max_buckets=self.max_buckets,
             min_window_length=self.min_window_length,
             grace_period=self.grace_period,
         )
+
+    def _reset_state(self) -> None:
+        self._adwin = self._new_adwin()
         self._recent = RollingMean(self.recent_size)
         self._before: float | None = None
+        self._restart_log()
+
+    def _restart_log(self) -> None:
+        self._log = array("d")  # the samples since ADWIN (re)started: a ring once full
+        self._log_pos = 0
+        self._log_seen = 0  # samples since ADWIN (re)started (the log holds the last ones)
 
     def _step(self, x: float) -> bool:
         adwin = self._adwin
         # river empties the window at the start of the update after a detection
-        width, total = (0.0, 0.0) if adwin.drift_detected else (adwin.width, adwin.total)
+        if adwin.drift_detected:
+            width, total = 0.0, 0.0
+            self._restart_log()
+        else:
+            width, total = adwin.width, adwin.total
+        self._log_seen += 1
+        if len(self._log) < self.state_samples:
+            self._log.append(x)
+        else:
+            self._log[self._log_pos] = x
+            self._log_pos = (self._log_pos + 1) % self.state_samples
         adwin.update(x)
         self._recent.add(x)
         self._before = None
@@ -88,6 +130,39 @@ class AdwinDetector(BaseDriftDetector):
         if self.direction == "up":
             return after > self._before
         return True
+
+    def _internal_state(self) -> dict[str, Any]:
+        log, pos = np.frombuffer(self._log, dtype=np.float64), self._log_pos
+        return {
+            "log": pack_floats(np.concatenate([log[pos:], log[:pos]]) if pos else log),
+            "seen": self._log_seen,
+            "recent": pack_floats(self._recent.values),
+            "before": self._before,
+        }
+
+    def _parse_internal(self, internal: Any, n: int, drift: bool) -> dict[str, Any]:
+        f = Fields(internal, "adwin internal", ("log", "seen", "recent", "before"))
+        seen = f.integer("seen", 0, n)
+        kept = min(seen, self.state_samples)
+        log = f.floats("log", kept, kept)
+        in_recent = min(n, self.recent_size)
+        recent = f.floats("recent", in_recent, in_recent)
+        before = f.number("before", optional=True)
+        check_consistent(seen > 0 or not drift, f.where, "a detection without samples")
+        adwin = self._new_adwin()
+        for x in log.tolist():
+            adwin.update(x)
+        if kept == seen:  # the whole window: the replay is the original ADWIN
+            ok = adwin.drift_detected or (not drift and before is None)
+            check_consistent(ok, f.where, "a detection that the replayed ADWIN does not make")
+        return {
+            "_adwin": adwin,
+            "_recent": RollingMean(self.recent_size, recent.tolist()),
+            "_before": None if before is None else float(before),
+            "_log": array("d", log.tolist()),
+            "_log_pos": 0,
+            "_log_seen": seen,
+        }
 
     @property
     def reference_mean(self) -> float | None:

@@ -8,8 +8,12 @@ Helm values name one by string with its parameters, ``{type: adwin, delta: 0.002
 parameters stored as attributes of the same name (as river does), so that
 :attr:`BaseDriftDetector.spec` can rebuild the spec it was created from.
 
-Detectors are plain Python objects: ``pickle`` round-trips them mid-stream and the
-restored copy makes the same decisions (the sidecar persists state that way).
+A detector's state is data: :meth:`BaseDriftDetector.to_state` writes it as plain
+JSON-compatible values, ``{"v": 1, "spec": ..., "n": ..., "drift": ..., "internal": ...}``,
+and :meth:`~BaseDriftDetector.load_state` checks all of it (version, spec, every field's
+type, bounds and length) before it changes anything; a detector restored that way makes
+the same decisions as the original. Subclasses write and check their own part
+(`_internal_state` / `_parse_internal`); :func:`detector_from_state` builds one from data.
 """
 
 from __future__ import annotations
@@ -18,21 +22,35 @@ import inspect
 import math
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from monitors.drift._params import MAX_SIZE, check_choice, check_number
+from monitors.drift._state import (
+    STATE_ERROR_REASONS,
+    STATE_VERSION,
+    StateError,
+    envelope,
+)
 from stream.contract.registry import Registry
 
 __all__ = [
+    "MAX_SIZE",
+    "STATE_ERROR_REASONS",
+    "STATE_VERSION",
     "BaseDriftDetector",
     "DriftDetector",
     "RollingMean",
+    "StateError",
     "available_drift_detectors",
     "check_choice",
     "check_number",
     "create_drift_detector",
+    "detector_from_state",
     "register_drift_detector",
 ]
+
+_STATE_KEYS = ("v", "spec", "n", "drift", "internal")
 
 
 _isfinite = math.isfinite
@@ -56,13 +74,24 @@ class DriftDetector(Protocol):
 
     def reset(self) -> None: ...
 
+    def to_state(self) -> dict[str, Any]:
+        """The detector's state as JSON-compatible data (no NaN or infinity)."""
+        ...
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take over `to_state` data; StateError, and nothing changed, when it does not fit."""
+        ...
+
 
 class BaseDriftDetector(ABC):
     """Shared bookkeeping: sample count, the detection flag, input checks, `spec`.
 
     Subclasses implement `_reset_state()` (called by `__init__` and `reset`) and
     `_step(x) -> bool` (True when this sample completes a detection), and expose
-    `reference_mean` / `recent_mean` (float, or None while unknown).
+    `reference_mean` / `recent_mean` (float, or None while unknown). For state as data
+    they implement `_internal_state()` (their own fields, JSON-compatible) and
+    `_parse_internal(internal, n, drift)`, which checks that data against the
+    detector's parameters and returns the attributes to set, changing nothing itself.
     """
 
     name: ClassVar[str] = ""
@@ -111,6 +140,43 @@ class BaseDriftDetector(ABC):
         self._drift = False
         self._reset_state()
 
+    # ------------------------------------------------------------------ state as data
+    def to_state(self) -> dict[str, Any]:
+        """``{"v", "spec", "n", "drift", "internal"}``: plain data, no NaN or infinity."""
+        return {
+            "v": STATE_VERSION,
+            "spec": self.spec,
+            "n": self._n,
+            "drift": self._drift,
+            "internal": self._internal_state(),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take over `state` (from `to_state` of a detector with the same spec).
+
+        Everything is checked before anything is set: on a StateError this detector is
+        exactly as it was.
+        """
+        top = envelope(state, f"{self.name} state", _STATE_KEYS)
+        spec, given = self.spec, top.raw("spec")
+        if not isinstance(given, Mapping):
+            raise StateError("bad_type", f"{self.name} state: spec is not an object")
+        if len(given) != len(spec) or dict(given) != spec:
+            kind = str(given.get("type"))[:40]
+            raise StateError("spec_mismatch", f"state of a {kind} detector given to {spec!r}")
+        n, drift = top.integer("n"), top.boolean("drift")
+        attributes = self._parse_internal(top.raw("internal"), n, drift)
+        for name, value in attributes.items():
+            setattr(self, name, value)
+        self._n, self._drift = n, drift
+
+    def _internal_state(self) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement _internal_state")
+
+    def _parse_internal(self, internal: Any, n: int, drift: bool) -> dict[str, Any]:
+        """Check `internal` (from `_internal_state`); the attributes to set from it."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _parse_internal")
+
     @property
     def spec(self) -> dict[str, Any]:
         """The config mapping that builds an equal detector: ``{"type": name, **params}``."""
@@ -129,11 +195,15 @@ class BaseDriftDetector(ABC):
 class RollingMean:
     """Exact mean of the last `size` samples (the sum is recomputed, so it cannot drift)."""
 
-    def __init__(self, size: int) -> None:
-        self._values: deque[float] = deque(maxlen=size)
+    def __init__(self, size: int, values: Iterable[float] = ()) -> None:
+        self._values: deque[float] = deque(values, maxlen=size)
 
     def add(self, x: float) -> None:
         self._values.append(x)
+
+    @property
+    def values(self) -> list[float]:
+        return list(self._values)
 
     def clear(self) -> None:
         self._values.clear()
@@ -141,37 +211,6 @@ class RollingMean:
     @property
     def mean(self) -> float | None:
         return math.fsum(self._values) / len(self._values) if self._values else None
-
-
-def check_number(
-    owner: str,
-    name: str,
-    value: Any,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    open_low: bool = False,
-    open_high: bool = False,
-    integer: bool = False,
-) -> Any:
-    """Validate one numeric parameter; ValueError naming `owner.name` when it is wrong."""
-    kind = "an integer" if integer else "a number"
-    ok_type = isinstance(value, int) if integer else isinstance(value, int | float)
-    if isinstance(value, bool) or not ok_type or not math.isfinite(value):
-        raise ValueError(f"{owner}: {name} must be {kind}, got {value!r}")
-    if low is not None and (value <= low if open_low else value < low):
-        raise ValueError(f"{owner}: {name} must be {'>' if open_low else '>='} {low}, got {value}")
-    if high is not None and (value >= high if open_high else value > high):
-        raise ValueError(
-            f"{owner}: {name} must be {'<' if open_high else '<='} {high}, got {value}"
-        )
-    return value
-
-
-def check_choice(owner: str, name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{owner}: {name} must be one of {', '.join(choices)}; got {value!r}")
-    return str(value)
 
 
 _REGISTRY: Registry[DriftDetector] = Registry("drift detector")
@@ -189,3 +228,21 @@ def create_drift_detector(spec: Mapping[str, Any]) -> DriftDetector:
             f"(one of: {', '.join(available_drift_detectors())}); got {spec!r}"
         )
     return _REGISTRY.create(spec["type"], **{k: v for k, v in spec.items() if k != "type"})
+
+
+def detector_from_state(state: Mapping[str, Any]) -> DriftDetector:
+    """A detector built from the spec inside `state` and loaded with it (StateError if not).
+
+    The spec is data too: it is built only through the registry's checked parameters
+    (sizes at most `MAX_SIZE`). Where the configuration is known, build the configured
+    spec and call `load_state` instead (as `MonitoredStream.from_state` does).
+    """
+    spec = envelope(state, "state", _STATE_KEYS).raw("spec")
+    if not isinstance(spec, Mapping):
+        raise StateError("bad_type", "state: spec is not an object")
+    try:
+        detector = create_drift_detector(spec)
+    except ValueError as exc:
+        raise StateError("spec_mismatch", f"state of no buildable detector: {exc}") from None
+    detector.load_state(state)
+    return detector

@@ -4,6 +4,7 @@ The same reference-vs-recent scheduling as the window tests (see `monitors.drift
 with Fisher's exact test (scipy's `fisher_exact`, here in exact integer arithmetic) on
 the 2x2 table of events and non-events in the reference and in the recent window.
 `direction` defaults to "up": a rising rate of a bad outcome. Samples must be 0 or 1 (or booleans).
+In its state (`to_state`) the 0/1 arrays are strings of "0" and "1".
 
 Chosen over river's binary detectors by the benchmark (BENCHMARKS.md, "Drift
 detection"): on a refusal rate rising from 2 % to 6 %, HDDM_A and HDDM_W (defaults)
@@ -60,13 +61,11 @@ class ProportionDetector(WindowTestDetector):
         )
 
     #: (reference array, its count of ones): the reference is frozen until it is replaced,
-    #: so it is counted once, not at every test; not part of the pickled state
+    #: so it is counted once, not at every test; a cache, not part of the state
     _k_ref: tuple[np.ndarray, int] | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_k_ref", None)
-        return state
+    def _parse_internal(self, internal: Any, n: int, drift: bool) -> dict[str, Any]:
+        return {**super()._parse_internal(internal, n, drift), "_k_ref": None}
 
     def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float:
         cached = self._k_ref

@@ -14,16 +14,23 @@ After a detection the detector waits `cooldown` samples, then takes the next
 `reference_size` samples as the new reference (automatic re-baselining);
 `rebaseline()` does the same at once, on operator command. Until a new reference is
 complete the previous one stays in force for `reference_mean`, and nothing is tested.
+
+State as data (`to_state`): the recent ring in memory order with its position, the
+reference, the reference being built, the cooldown and test counters and the last
+p-value; every array's length is fixed by the parameters, and `load_state` checks
+that the counters agree with each other and with `n`.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from monitors.drift._state import Fields, check_consistent, pack_bits, pack_floats
 from monitors.drift.base import (
+    MAX_SIZE,
     BaseDriftDetector,
     check_choice,
     check_number,
@@ -33,6 +40,10 @@ from monitors.drift.base import (
 __all__ = ["KSWindowDetector", "MannWhitneyWindowDetector", "WindowTestDetector"]
 
 DIRECTIONS = ("both", "down", "up")
+_KEYS = (
+    "ring", "pos", "filled", "reference", "reference_mean", "building", "cooling",
+    "since_reference", "last_pvalue",
+)  # fmt: skip
 
 
 class WindowTestDetector(BaseDriftDetector):
@@ -56,9 +67,11 @@ class WindowTestDetector(BaseDriftDetector):
     ) -> None:
         owner = self.name
         self.reference_size = check_number(
-            owner, "reference_size", reference_size, low=2, integer=True
+            owner, "reference_size", reference_size, low=2, high=MAX_SIZE, integer=True
         )
-        self.window_size = check_number(owner, "window_size", window_size, low=2, integer=True)
+        self.window_size = check_number(
+            owner, "window_size", window_size, low=2, high=MAX_SIZE, integer=True
+        )
         self.check_every = check_number(owner, "check_every", check_every, low=1, integer=True)
         self.alpha = check_number(owner, "alpha", alpha, low=0, high=1, open_low=True)
         self.cooldown = check_number(owner, "cooldown", cooldown, low=0, integer=True)
@@ -128,6 +141,59 @@ class WindowTestDetector(BaseDriftDetector):
 
     @abstractmethod
     def _pvalue(self, reference: np.ndarray, recent: np.ndarray) -> float: ...
+
+    def _internal_state(self) -> dict[str, Any]:
+        pack = pack_bits if self.binary else pack_floats
+        return {
+            "ring": pack(self._ring),
+            "pos": self._pos,
+            "filled": self._filled,
+            "reference": None if self._reference is None else pack(self._reference),
+            "reference_mean": self._reference_mean,
+            "building": pack(self._building),
+            "cooling": self._cooling,
+            "since_reference": self._since_reference,
+            "last_pvalue": self.last_pvalue,
+        }
+
+    def _parse_internal(self, internal: Any, n: int, drift: bool) -> dict[str, Any]:
+        f = Fields(internal, f"{self.name} internal", _KEYS)
+        read = f.bits if self.binary else f.floats
+        size, ref_size = self.window_size, self.reference_size
+        ring = read("ring", size, size)
+        pos, filled = f.integer("pos", 0, size - 1), f.integer("filled", 0, size)
+        reference = read("reference", ref_size, ref_size, optional=True)
+        reference_mean = f.number("reference_mean", optional=True)
+        building = read("building", 0, ref_size - 1)
+        cooling = f.integer("cooling", 0, self.cooldown)
+        since = f.integer("since_reference", -1, n)
+        last_pvalue = f.number("last_pvalue", 0.0, 1.0, optional=True)
+        where = f.where
+        check_consistent(pos == n % size and filled == min(n, size), where, "pos/filled vs n")
+        check_consistent(not ring[filled:].any(), where, "ring slots past `filled` are set")
+        if reference is None:
+            ok = reference_mean is None and (since == -1 or len(building) == n)
+            check_consistent(ok and since <= 0, where, "no reference, but counters of one")
+            mean = None
+        else:
+            mean = float(reference.mean())
+            check_consistent(reference_mean == mean, where, "reference_mean is not its mean")
+        building_now = reference is None or since == -1
+        check_consistent(building_now or not len(building), where, "building while testing")
+        check_consistent(not cooling or (since == -1 and not len(building)), where, "cooling")
+        ok = not drift or (cooling == self.cooldown and since == -1)
+        check_consistent(ok, where, "a detection, but no cooldown or new reference")
+        return {
+            "_ring": ring,
+            "_pos": pos,
+            "_filled": filled,
+            "_reference": reference,
+            "_reference_mean": mean,
+            "_building": building.tolist(),
+            "_cooling": cooling,
+            "_since_reference": since,
+            "last_pvalue": None if last_pvalue is None else float(last_pvalue),
+        }
 
     @property
     def reference_mean(self) -> float | None:
