@@ -41,6 +41,10 @@ class Topics:
     group: str
     alarms: str
     state: str
+    observations: str = ""
+
+    def __post_init__(self) -> None:
+        self.observations = self.observations or f"{self.state}.obs"
 
     @classmethod
     def unique(cls, prefix: str = "in") -> Topics:
@@ -92,6 +96,7 @@ class SidecarProcess:
                 "RAGPULSE_KAFKA__GROUP_ID": t.group,
                 "RAGPULSE_KAFKA__ALARMS_TOPIC": t.alarms,
                 "RAGPULSE_KAFKA__STATE_TOPIC": t.state,
+                "RAGPULSE_KAFKA__OBSERVATIONS_TOPIC": t.observations,
                 "RAGPULSE_SERVER__HOST": "127.0.0.1",
                 "RAGPULSE_SERVER__PORT": str(self.port),
                 "RAGPULSE_JUDGE__TYPE": "none",

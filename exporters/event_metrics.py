@@ -17,7 +17,7 @@ from typing import Any
 
 from detectors import Detection
 from exporters.prometheus import Metrics
-from monitors.alarms import AlarmEvent, StreamKey
+from monitors.drift.alarms import AlarmEvent, StreamKey
 from stream.contract.events import Event
 
 __all__ = ["EventMetrics"]

@@ -21,7 +21,7 @@ from opentelemetry import _logs
 from opentelemetry._logs import SeverityNumber
 
 from exporters.prometheus import ragpulse_version
-from monitors.alarms import AlarmEvent
+from monitors.drift.alarms import AlarmEvent
 from monitors.metrics.base import MetricOutcome
 
 __all__ = ["EVENT_DRIFT_ALARM", "EVENT_EVALUATION", "OtelEvents", "setup_otel"]

@@ -18,6 +18,7 @@ from prometheus_client import (
     disable_created_metrics,
 )
 
+from exporters.fleet_metrics import FleetMetrics
 from exporters.labels import LabelCap
 from stream.contract.scales import BAND_EDGES, GATES
 
@@ -240,6 +241,7 @@ class Metrics:
         )
         for direction in ("prompt", "completion"):
             self.judge_tokens.labels(direction)
+        self.fleet = FleetMetrics(r)
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )

@@ -202,7 +202,12 @@ class RuleBuilder:
         return [rule for cfg, make in parts if cfg.enabled for rule in make()]
 
     def _drift(self) -> list[Rule]:
-        expr = f"max {by(self.agg, 'metric', 'detector', 'service')} (ragpulse_drift_alarm) > 0"
+        # one series per fleet (its owner exports it); max_over_time bridges the seconds of
+        # a hand-over between owners, so the alert neither resolves nor pages again
+        expr = (
+            f"max {by(self.agg, 'metric', 'detector', 'service')}"
+            " (max_over_time(ragpulse_drift_alarm[2m])) > 0"
+        )
         return [self._alert(
             "RagpulseDriftAlarm", expr, self.a.drift,
             "Drift on {{ $labels.metric }} ({{ $labels.detector }}),"

@@ -3,7 +3,6 @@
 Judge metrics on sampled turns are the next milestone.
 """
 
-from monitors.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
 from monitors.drift import (
     BaseDriftDetector,
     DriftDetector,
@@ -11,6 +10,7 @@ from monitors.drift import (
     create_drift_detector,
     register_drift_detector,
 )
+from monitors.drift.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
 from monitors.drift.monitor import DriftMonitor, DriftSettings
 
 __all__ = [

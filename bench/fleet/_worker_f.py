@@ -18,8 +18,16 @@ import faust
 from faust.types import TP
 
 from bench.fleet.common import (
-    F_APP_ID, F_TABLE, HEARTBEAT_S, OBS_TOPIC, PARTITIONS, REBALANCE_TIMEOUT_S,
-    SESSION_TIMEOUT_S, Reporter, make_state, partition_of,
+    F_APP_ID,
+    F_TABLE,
+    HEARTBEAT_S,
+    OBS_TOPIC,
+    PARTITIONS,
+    REBALANCE_TIMEOUT_S,
+    SESSION_TIMEOUT_S,
+    Reporter,
+    make_state,
+    partition_of,
 )  # fmt: skip
 
 

@@ -21,8 +21,15 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from bench.fleet.common import (
-    HEARTBEAT_S, K_GROUP, K_STATE_TOPIC, OBS_TOPIC, REBALANCE_TIMEOUT_S, SESSION_TIMEOUT_S,
-    Reporter, make_state, partition_of,
+    HEARTBEAT_S,
+    K_GROUP,
+    K_STATE_TOPIC,
+    OBS_TOPIC,
+    REBALANCE_TIMEOUT_S,
+    SESSION_TIMEOUT_S,
+    Reporter,
+    make_state,
+    partition_of,
 )  # fmt: skip
 
 RESTORE_STALL_S = 5.0  # give up reading a partition that returns nothing below its end offset
@@ -45,7 +52,7 @@ class Owner(ConsumerRebalanceListener):  # type: ignore[misc]
         if self.consumer is not None and revoked:
             try:
                 await self.consumer.commit()
-            except Exception as exc:  # noqa: BLE001 - a commit during rebalance may fail
+            except Exception as exc:
                 self.rep.event("commit_failed", error=repr(exc))
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:

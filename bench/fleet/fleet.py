@@ -156,7 +156,9 @@ def wait_for(check: Callable[[], T | None], timeout_s: float, poll_s: float = 0.
     return None
 
 
-def wait_stable(fleet: Fleet, after: float, timeout_s: float, settle_s: float) -> dict[str, float] | None:
+def wait_stable(
+    fleet: Fleet, after: float, timeout_s: float, settle_s: float
+) -> dict[str, float] | None:
     """converged(), and still the same assignment `settle_s` later (no further rebalance)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -84,7 +84,9 @@ def table(results: dict[str, list[dict[str, Any]]]) -> str:
     lines = ["| metric | " + " | ".join(names[m] for m in mechs) + " |",
              "|---|" + "---|" * len(mechs)]  # fmt: skip
     for label, phase, key in ROWS:
-        lines.append(f"| {label} | " + " | ".join(fmt(results[m], phase, key) for m in mechs) + " |")
+        lines.append(
+            f"| {label} | " + " | ".join(fmt(results[m], phase, key) for m in mechs) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -95,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=["f", "k"], default=None)
     ap.add_argument("--standby", type=int, default=1, help="faust table_standby_replicas")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--retable", action="store_true",
-                    help="re-read --out, add crash counts from the kept worker logs, rewrite")
+    ap.add_argument(
+        "--retable",
+        action="store_true",
+        help="re-read --out, add crash counts from the kept worker logs, rewrite",
+    )
     args = ap.parse_args(argv)
     if args.retable:
         old = json.loads(args.out.read_text())
@@ -132,7 +137,7 @@ def write(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace, ru
     results = {m: results[m] for m in mechs}
     md = table(results)
     doc = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {"nproc": os.cpu_count(), "cpu_model": cpu_model(),
                     "python": platform.python_version(),
                     "faust-streaming": version("faust-streaming"), "aiokafka": version("aiokafka"),
@@ -141,7 +146,8 @@ def write(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace, ru
                   "obs_per_s": 100, "session_timeout_s": c.SESSION_TIMEOUT_S,
                   "heartbeat_s": c.HEARTBEAT_S, "rebalance_timeout_s": c.REBALANCE_TIMEOUT_S,
                   "faust_standby_replicas": args.standby, "runs": runs,
-                  "command": "python -m bench.fleet.mechanism" + (" --quick" if args.quick else "")},
+                  "command": "python -m bench.fleet.mechanism"
+                  + (" --quick" if args.quick else "")},
         "medians": {m: {f"{p}.{k}" if p else k: median(results[m], p, k) for _, p, k in ROWS}
                     for m in mechs},
         "runs": results,

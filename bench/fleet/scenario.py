@@ -38,8 +38,14 @@ def steady(fleet: Fleet, window_s: float) -> dict[str, Any]:
 
 
 def owner_of(fleet: Fleet, part: int) -> Worker | None:
-    return next((w for w in fleet.live()
-                 if part in (latest_assignment(fleet.events(w), 0) or (0, set()))[1]), None)
+    return next(
+        (
+            w
+            for w in fleet.live()
+            if part in (latest_assignment(fleet.events(w), 0) or (0, set()))[1]
+        ),
+        None,
+    )
 
 
 def cold_start(fleet: Fleet, timeout_s: float) -> dict[str, Any]:
@@ -54,7 +60,9 @@ def cold_start(fleet: Fleet, timeout_s: float) -> dict[str, Any]:
     if got is None:
         return {"ok": False}
     ev, t0 = got["ev"], w.started
-    at = {k: next((e for e in ev if e["kind"] == k), None) for k in ("start", "assigned", "restored")}
+    at = {
+        k: next((e for e in ev if e["kind"] == k), None) for k in ("start", "assigned", "restored")
+    }
     return {
         "ok": True,
         "imported_s": at["start"]["t"] - t0 if at["start"] else None,
@@ -122,7 +130,12 @@ def crash_restart(fleet: Fleet, timeout_s: float) -> dict[str, Any]:
     fleet.spawn()
 
     def resumed() -> float | None:
-        ts = [e["t"] for w in fleet.live() for e in fleet.events(w) if e["kind"] == "obs" and e["t"] > t0]
+        ts = [
+            e["t"]
+            for w in fleet.live()
+            for e in fleet.events(w)
+            if e["kind"] == "obs" and e["t"] > t0
+        ]
         return min(ts) - t0 if ts else None
 
     got = wait_stable(fleet, t0, timeout_s, SETTLE_S)
@@ -136,7 +149,7 @@ def crashes(report_dir: Path) -> dict[str, Any]:
         text = err.read_text(errors="replace")
         if "We experienced a crash" in text or "Traceback" in text:
             reason = next((ln for ln in text.splitlines() if "Error" in ln and "reason=" in ln), "")
-            died[err.stem] = reason[reason.find("reason="):][:160]
+            died[err.stem] = reason[reason.find("reason=") :][:160]
     return {"count": len(died), "workers": died}
 
 
@@ -161,7 +174,7 @@ def run_once(mech: str, quick: bool, standby: int = 1) -> dict[str, Any]:
             got = wait_stable(fleet, t0, 90, SETTLE_S)
             out["rejoin"] = {"ok": got is not None, **(got or {})}
             out["crash_restart"] = crash_restart(fleet, 90)
-        except Exception as exc:  # noqa: BLE001 - keep the phases measured so far
+        except Exception as exc:
             out["error"] = repr(exc)
         else:
             out["broker_rss_mib"] = c.proc_rss_mib(broker.pid) if broker.pid else None

@@ -113,6 +113,7 @@ async def pipeline(
             "dlq_topic": f"bench.dlq-{t}",
             "alarms_topic": f"bench.alarms-{t}",
             "state_topic": f"bench.state-{t}",
+            "observations_topic": f"bench.obs-{t}",
             "group_id": f"bench-{t}",
         },
         server={"host": "127.0.0.1", "port": free_port()},
@@ -139,7 +140,9 @@ async def pipeline(
     out = clock.result()
     for family in metrics.registry.collect():
         for sample in family.samples:
-            if sample.name in ("ragpulse_sampled_total", "ragpulse_dropped_total"):
+            if sample.name in ("ragpulse_sampled_total", "ragpulse_dropped_total",
+                               "ragpulse_observations_published_total",
+                               "ragpulse_observation_bytes_total"):  # fmt: skip
                 key = sample.name.removeprefix("ragpulse_").removesuffix("_total")
                 out[key] = out.get(key, 0.0) + sample.value
     stop.set()

@@ -1,30 +1,32 @@
-"""Online drift monitoring of the per-event streams, with alarms and persistable state.
+"""Online drift monitoring of the per-event streams, with alarms; state as plain data.
 
 Every scored event feeds one 0/1 value per configured *rate metric* (a failure mode,
-or `refusal` for any refusal) into each configured drift detector; judge scores
-(later milestone) feed score detectors the same way. Each (metric, detector[, service])
-is a :class:`~monitors.alarms.MonitoredStream`; the set is bounded by configuration.
+or `refusal` for any refusal) into each configured drift detector; judge scores feed
+score detectors the same way. Each (metric, detector[, service]) is a
+:class:`~monitors.drift.alarms.MonitoredStream`; the set is bounded by configuration.
 
-State (detector internals, alarm state) is snapshotted as pickles keyed by stream id
-and restored at start, so a restart neither re-warms (no false alarm) nor forgets an
-alarm that is up. Pickles are only read from ragpulse's own state topic: give write
-access to that topic to ragpulse alone.
+In one process (`ragpulse score`, `eval`, the tests) :meth:`DriftMonitor.observe` feeds
+the detectors directly. In a consumer group the owner of a series feeds them merged
+intervals through :meth:`DriftMonitor.feed` (see :mod:`monitors.fleet`): the same
+detector code either way. A stream's state is data written by `to_state` and checked by
+`from_state` (never a pickle: docs/drift.md).
 """
 
 from __future__ import annotations
 
 import logging
-import pickle
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from monitors.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
+from monitors.drift.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
 
-__all__ = ["DriftMonitor", "DriftSettings"]
+__all__ = ["DriftMonitor", "DriftSettings", "Kind"]
+
+Kind = Literal["rate", "score"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,32 @@ class DriftSettings(BaseModel):
     band_abs: float = Field(0.02, ge=0, description="reference band, absolute")
     band_rel: float = Field(0.25, ge=0, description="reference band, relative to the reference")
     snapshot_every_s: float = Field(30.0, gt=0, description="state snapshot period")
+    interval_s: float = Field(
+        1.0,
+        gt=0,
+        le=60,
+        description="replicas aggregate their observations over this interval"
+        " before they send them to a series' owner (the extra traffic is per series per interval)",
+    )
+    allowed_lateness_s: float = Field(
+        2.0,
+        ge=0,
+        le=600,
+        description="the owner waits this long after an interval's end for"
+        " every replica's records before it feeds the interval to the detectors",
+    )
+    max_lateness_s: float = Field(
+        600.0,
+        gt=0,
+        description="records older than this are refused and counted"
+        ' (ragpulse_observations_total{outcome="too_late"}); later ones are merged late',
+    )
+    max_samples_per_interval: int = Field(
+        20_000,
+        ge=100,
+        description="samples one merged interval feeds a detector at most"
+        " (above it n and k are scaled down, keeping the rate)",
+    )
 
 
 class DriftMonitor:
@@ -125,45 +153,23 @@ class DriftMonitor:
         service: str | None,
     ) -> list[AlarmEvent]:
         """Feed one scored event; return the alarm transitions it caused."""
-        st = self.settings
-        if not st.enabled:
+        if not self.settings.enabled:
             return []
-        now = self._clock()
-        svc = self._cap(service) if st.key_by_service else "all"
+        now, svc = self._clock(), self.service_label(service)
         events: list[AlarmEvent] = []
-        by_key, streams, specs = self._by_key, self.streams, st.rate_detectors
-        for metric in st.rate_metrics:
-            needed = _NEEDS_LABEL.get(metric)
-            if needed is not None and expected_behavior != needed:
-                continue
-            if metric == "refusal":
-                x = 1.0 if ("refusal", "refusal") in categories else 0.0
-            else:
-                x = 1.0 if metric in failure_modes else 0.0
-            for spec in specs:
-                hit = by_key.get((metric, spec["type"], svc))  # _stream's fast path, inlined
-                if hit is not None and streams.get(hit[0]) is hit[1]:
-                    event = hit[1].update(x, now)
-                else:
-                    event = self._stream(metric, spec, svc).update(x, now)
-                if event is not None:
-                    events.append(event)
+        for metric, x in self.rate_samples(failure_modes, categories, expected_behavior):
+            events.extend(self.feed("rate", metric, svc, (x,), now))
         return events
 
     def observe_scores(self, scores: Mapping[str, float], service: str | None) -> list[AlarmEvent]:
         """Feed the judge scores of one sampled event; return the alarm transitions."""
         if not self.settings.enabled:
             return []
-        now = self._clock()
-        svc = self._cap(service) if self.settings.key_by_service else "all"
+        now, svc = self._clock(), self.service_label(service)
         events: list[AlarmEvent] = []
         for metric in self.settings.score_metrics:
-            if metric not in scores:
-                continue
-            for spec in self.settings.score_detectors:
-                event = self._stream(metric, spec, svc).update(scores[metric], now)
-                if event is not None:
-                    events.append(event)
+            if metric in scores:
+                events.extend(self.feed("score", metric, svc, (scores[metric],), now))
         return events
 
     def rebaseline(self) -> list[AlarmEvent]:
@@ -174,30 +180,88 @@ class DriftMonitor:
     def active(self) -> list[StreamKey]:
         return [s.key for s in self.streams.values() if s.active]
 
-    def snapshot(self) -> dict[str, bytes]:
-        return {key: pickle.dumps(stream) for key, stream in self.streams.items()}
-
-    def restore(self, state: Mapping[str, bytes]) -> int:
-        """Load snapshots (latest per stream id); unreadable ones are skipped and logged."""
-        restored = 0
+    # ------------------------------------------------------------------ the owner's API
+    def specs(self, kind: Kind) -> list[dict[str, Any]]:
         st = self.settings
-        wanted = {(m, str(spec["type"])) for m in st.rate_metrics for spec in st.rate_detectors} | {
-            (m, str(spec["type"])) for m in st.score_metrics for spec in st.score_detectors
-        }
-        for key, blob in state.items():
-            metric, detector, *_ = key.split("|")
-            if (metric, detector) not in wanted:
-                continue  # configuration changed since the snapshot
-            try:
-                stream = pickle.loads(blob)
-            except Exception as exc:  # a bad snapshot must not stop the sidecar
-                log.warning(
-                    "drift state %s unreadable (%s); starting it fresh", key, type(exc).__name__
-                )
+        return st.rate_detectors if kind == "rate" else st.score_detectors
+
+    def metrics_of(self, kind: Kind) -> list[str]:
+        st = self.settings
+        return st.rate_metrics if kind == "rate" else st.score_metrics
+
+    def rate_samples(
+        self,
+        failure_modes: list[str],
+        categories: AbstractSet[tuple[str, str]],
+        expected_behavior: str | None,
+    ) -> list[tuple[str, float]]:
+        """One event's 0/1 indicator per configured rate metric (what `observe` feeds)."""
+        out: list[tuple[str, float]] = []
+        for metric in self.settings.rate_metrics:
+            needed = _NEEDS_LABEL.get(metric)
+            if needed is not None and expected_behavior != needed:
                 continue
-            if isinstance(stream, MonitoredStream) and stream.key.id == key:
-                stream.policy = self.policy
-                self.streams[key] = stream
-                self._on_stream(stream.key)
-                restored += 1
-        return restored
+            if metric == "refusal":
+                out.append((metric, 1.0 if ("refusal", "refusal") in categories else 0.0))
+            else:
+                out.append((metric, 1.0 if metric in failure_modes else 0.0))
+        return out
+
+    def service_label(self, service: str | None) -> str:
+        return self._cap(service) if self.settings.key_by_service else "all"
+
+    def feed(
+        self, kind: Kind, metric: str, service: str, samples: Iterable[float], now: float
+    ) -> list[AlarmEvent]:
+        """Merged samples of one series at time `now`; the alarm transitions they caused."""
+        events: list[AlarmEvent] = []
+        streams = [self._stream(metric, spec, service) for spec in self.specs(kind)]
+        for x in samples:
+            for stream in streams:
+                event = stream.update(x, now)
+                if event is not None:
+                    events.append(event)
+        return events
+
+    def series_streams(self, kind: Kind, metric: str, service: str) -> list[MonitoredStream]:
+        """The streams of one series that exist (created by `feed` or `load_series`)."""
+        out = []
+        for spec in self.specs(kind):
+            stream = self.streams.get(StreamKey(metric, str(spec["type"]), service).id)
+            if stream is not None:
+                out.append(stream)
+        return out
+
+    def series_state(self, kind: Kind, metric: str, service: str) -> dict[str, dict[str, Any]]:
+        """{detector type: stream state as data} for one series."""
+        return {s.key.detector: s.to_state() for s in self.series_streams(kind, metric, service)}
+
+    def load_series(
+        self, kind: Kind, metric: str, service: str, states: Mapping[str, Mapping[str, Any]]
+    ) -> int:
+        """Restore one series' streams from data; StateError (nothing loaded) when one fails.
+
+        States of detectors no longer configured are ignored (configuration changed)."""
+        built: list[MonitoredStream] = []
+        for spec in self.specs(kind):
+            state = states.get(str(spec["type"]))
+            if state is None:
+                continue
+            stream = MonitoredStream.from_state(state, spec, self.policy)
+            if stream.key != StreamKey(metric, str(spec["type"]), service):
+                from monitors.drift.base import StateError
+
+                raise StateError("spec_mismatch", "stream state of another series")
+            built.append(stream)
+        for stream in built:
+            self.streams[stream.key.id] = stream
+            self._on_stream(stream.key)
+        return len(built)
+
+    def drop_series(self, kind: Kind, metric: str, service: str) -> list[StreamKey]:
+        """Forget one series' streams (ownership moved away); their keys."""
+        keys = [s.key for s in self.series_streams(kind, metric, service)]
+        for key in keys:
+            self.streams.pop(key.id, None)
+        self._by_key = {k: v for k, v in self._by_key.items() if v[0] in self.streams}
+        return keys

@@ -8,7 +8,8 @@ dead letter, judge submit) and commits offsets once those records are published.
 engine implements the abstract hooks below; the rest is composed:
 
 - :class:`~stream.runtime.health.Health`: `/readyz`, lag and progress per partition;
-- :class:`~stream.runtime.drift_state.DriftState`: drift streams restored and snapshotted;
+- :class:`~stream.runtime.fleet.FleetDrift`: the group's drift stage (observations out to
+  the owner of each series; the series this replica owns, restored from the changelog);
 - :class:`~stream.runtime.judge_bridge.JudgeBridge`: sampled events to the judge thread and
   its results back;
 - the HTTP endpoints (`exporters.MetricsServer`), SIGTERM handling and the connect retry
@@ -28,12 +29,12 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from exporters import Metrics, MetricsServer
-from monitors.alarms import AlarmEvent
+from monitors.drift.alarms import AlarmEvent
 from stream.contract.heap import trim_heap
 from stream.contract.retry import Backoff, classify
 from stream.runtime.dead_letters import Headers, dead_letter, dlq_headers, skipped_batch_letter
-from stream.runtime.drift_state import DriftState
 from stream.runtime.fetch_guard import SkippedBatch
+from stream.runtime.fleet import FleetDrift
 from stream.runtime.health import Health
 from stream.runtime.judge_bridge import JudgeBridge
 from stream.runtime.judging import JudgeService
@@ -69,7 +70,7 @@ class SidecarBase(abc.ABC):
         self.server: MetricsServer | None = None
         self.health = Health(settings, metrics, self._highwaters, self._committed,
                              self._rebalancing)  # fmt: skip
-        self.drift_state = DriftState(settings, pipeline, metrics)
+        self.fleet = FleetDrift(settings, pipeline, metrics) if pipeline.drift is not None else None
         self.judge_bridge = JudgeBridge(
             judging, pipeline, metrics, settings.kafka.scores_topic,
             lambda topic, key, value: self._send(topic, key, value, force=True),
@@ -172,16 +173,11 @@ class SidecarBase(abc.ABC):
         return asyncio.run_coroutine_threadsafe(fn(), loop).result(timeout=10)
 
     async def rebaseline(self) -> dict[str, Any]:
-        """POST /drift/rebaseline: every stream takes its current level as the new normal."""
-        drift = self.pipeline.drift
-        if drift is None:
-            return {"rebaselined": 0, "cleared": []}
-        cleared = drift.rebaseline()
-        for alarm in cleared:
-            self.pipeline.alarm(alarm)
-            await self._publish_alarm(alarm, force=True)
-        log.warning("drift: operator re-baseline of %d streams", len(drift.streams))
-        return {"rebaselined": len(drift.streams), "cleared": [a.to_dict() for a in cleared]}
+        """POST /drift/rebaseline: every series of the whole group takes its current level
+        as the new normal (one command per partition; each owner applies it)."""
+        if self.fleet is None:
+            return {"rebaseline": "disabled", "partitions": 0}
+        return await self.fleet.rebaseline()
 
     # ------------------------------------------------------------------ lifecycle
     async def _connect(self, stop: asyncio.Event) -> bool:
@@ -199,7 +195,8 @@ class SidecarBase(abc.ABC):
             try:
                 if s.kafka.create_topics:
                     await ensure_topics(s.kafka)
-                await self.drift_state.restore()
+                if self.fleet is not None:
+                    await self.fleet.start()
                 await self._engine_start()
                 return True
             except Exception as exc:
@@ -219,7 +216,8 @@ class SidecarBase(abc.ABC):
     async def _stop_app(self) -> None:
         await self.judge_bridge.close(self.settings.shutdown_timeout_s / 2)
         await self._engine_stop()  # drains, flushes, commits
-        await self.drift_state.close()  # after the drain: includes every committed event
+        if self.fleet is not None:  # after the drain: the last observations, final snapshots
+            await self.fleet.stop()
 
     async def run(self, stop: asyncio.Event | None = None, install_signals: bool = True) -> int:
         """Run until `stop`, SIGTERM/SIGINT or an engine crash; return the exit code."""
@@ -266,12 +264,13 @@ class SidecarBase(abc.ABC):
         self.health.started = True
         await self.health.refresh()
         lag_task = asyncio.create_task(self.health.watch())
-        snap_task = asyncio.create_task(self.drift_state.loop())
         trim_task = asyncio.create_task(self._trim_heap(s.heap.trim_every_s))
         code = 0
         try:
             while not stop.is_set():
-                failure = self._engine_failure()
+                failure = self._engine_failure() or (
+                    self.fleet.failure() if self.fleet is not None else None
+                )
                 if failure is not None:
                     log.error("stream engine stopped: %s", failure)
                     code = 1
@@ -280,7 +279,6 @@ class SidecarBase(abc.ABC):
                     await asyncio.wait_for(stop.wait(), 0.5)
         finally:
             lag_task.cancel()
-            snap_task.cancel()
             trim_task.cancel()
             started = time.monotonic()
             log.info("stopping: draining and committing (deadline %.0fs)", s.shutdown_timeout_s)

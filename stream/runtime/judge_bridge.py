@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exporters import Metrics
-from monitors.alarms import AlarmEvent
+from monitors.drift.alarms import AlarmEvent
 from stream.contract.events import Event
 from stream.runtime.judging import JudgeResult, JudgeService
 from stream.runtime.pipeline import Pipeline
@@ -70,7 +71,12 @@ class JudgeBridge:
             sampler.record_cost(sum(c.cost_usd for c in calls.values()))
         drift = self.pipeline.drift
         scores = result.aggregate_scores()  # boosted turns would bias the streams
-        if drift is not None and scores:
+        buffer = self.pipeline.observations
+        if buffer is not None and drift is not None and scores:  # the owner runs the detectors
+            wanted = drift.settings.score_metrics
+            buffer.add_scores([(m, v) for m, v in scores.items() if m in wanted],
+                              drift.service_label(result.service), time.time())  # fmt: skip
+        elif drift is not None and scores:
             for alarm in drift.observe_scores(scores, result.service):
                 self.pipeline.alarm(alarm)
                 self.track(self._publish_alarm(alarm))

@@ -66,10 +66,8 @@ def faust_credentials(k: KafkaSettings) -> faust.types.auth.CredentialsT | None:
 async def ensure_topics(k: KafkaSettings, topics: list[str] | None = None) -> None:
     """Create the topics ragpulse reads and writes when missing (idempotent)."""
     names = topics or [k.input_topic, k.dlq_topic, k.scores_topic, k.alarms_topic]
+    # the drift stage's observations and changelog: stream.runtime.fleet_topics
     new = [NewTopic(n, num_partitions=k.topic_partitions, replication_factor=1) for n in names]
-    if topics is None:  # snapshots: one partition, compacted (latest per key is all we read)
-        compact = {"cleanup.policy": "compact"}
-        new.append(NewTopic(k.state_topic, 1, replication_factor=1, topic_configs=compact))
     admin = AIOKafkaAdminClient(**aiokafka_kwargs(k), client_id=f"{k.client_id}-admin")
     await admin.start()
     try:

@@ -21,8 +21,10 @@ from prometheus_client import CollectorRegistry, Gauge
 
 __all__ = ["LogThrottle", "install_log_throttle", "watch_loop_lag"]
 
-#: loggers whose repeated records are throttled (the Kafka clients and faust's runtime)
-THROTTLED = ("aiokafka", "kafka", "faust", "mode")
+#: loggers whose repeated records are throttled (the Kafka clients and faust's runtime, and
+#: the drift stage's Kafka parts, which retry on every tick while the broker is away)
+THROTTLED = ("aiokafka", "kafka", "faust", "mode", "stream.runtime.fleet",
+             "stream.runtime.fleet_owner", "stream.runtime.fleet_changelog")  # fmt: skip
 
 
 class LogThrottle(logging.Filter):

@@ -21,8 +21,9 @@ from detectors import Detection, Detector, Scanner, create_detector
 from exporters.event_metrics import EventMetrics
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
-from monitors.alarms import AlarmEvent, StreamKey
+from monitors.drift.alarms import AlarmEvent, StreamKey
 from monitors.drift.monitor import DriftMonitor
+from monitors.fleet import ObservationBuffer
 from stream.contract.events import Event, InvalidEvent, parse_event
 from stream.runtime.sampler import Sampler
 from stream.runtime.settings import ConfigError, Settings
@@ -147,7 +148,8 @@ class Pipeline:
         self._logged_failures: set[str] = set()
         self.sampler = sampler
         self._pressure = pressure
-        self.drift: DriftMonitor | None = None
+        self.drift: DriftMonitor | None = None  # one process: the detectors run here
+        self.observations: ObservationBuffer | None = None  # a group: counted for the owner
         if drift and settings.drift.enabled:
             try:
                 self.drift = DriftMonitor(
@@ -192,7 +194,9 @@ class Pipeline:
         if x is not None:
             x.scored(event, detections, card["failure_modes"], elapsed)
         alarms: tuple[AlarmEvent, ...] = ()
-        if self.drift is not None:
+        if self.observations is not None:
+            self._observe(event, detections, card["failure_modes"])
+        elif self.drift is not None:
             categories = {(d.detector, d.category) for d in detections} if detections else _NONE
             alarms = tuple(
                 self.drift.observe(
@@ -212,6 +216,22 @@ class Pipeline:
             judge_event=judge_event,
             sample_reason=reason,
         )
+
+    def observe_into(self, buffer: ObservationBuffer) -> None:
+        """The per-event side of the group's drift stage: count each event's indicators
+        into `buffer` instead of running the detectors here (their owner runs them)."""
+        self.observations = buffer if self.drift is not None else None
+
+    def _observe(self, event: Event, detections: list[Detection], modes: list[str]) -> None:
+        drift, buffer = self.drift, self.observations
+        assert drift is not None and buffer is not None
+        categories = {(d.detector, d.category) for d in detections} if detections else _NONE
+        ts = event.timestamp
+        buffer.add_rates(
+            drift.rate_samples(modes, categories, event.expected_behavior),
+            drift.service_label(event.service), time.time(),
+            int(ts.timestamp() * 1000) if ts is not None else None,
+        )  # fmt: skip
 
     def _sample(
         self, event: Event, detections: list[Detection], card: dict[str, Any]

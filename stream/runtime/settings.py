@@ -66,8 +66,28 @@ class KafkaSettings(_Section):
     dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
     scores_topic: str = Field("rag.scores", description="one scorecard per valid event")
     alarms_topic: str = Field("rag.alarms", description="drift alarm transitions (JSON)")
+    observations_topic: str = Field(
+        "rag.monitor.observations",
+        description="internal: each replica's per-interval drift observations, keyed by series"
+        " (the series' owner runs its detectors; docs/scaling.md)",
+    )
     state_topic: str = Field(
-        "rag.monitor.state", description="drift detector snapshots (compacted, ragpulse-only)"
+        "rag.monitor.drift-changelog",
+        description="internal: drift series state as versioned JSON, compacted, partitioned"
+        " like the observations topic",
+    )
+    observation_partitions: int = Field(
+        0,
+        ge=0,
+        le=10_000,
+        description="partitions of the observations and state topics when"
+        " ragpulse creates them (0: as many as the input topic)",
+    )
+    max_record_bytes: int = Field(
+        1_048_588,
+        ge=65_536,
+        description="every record ragpulse publishes on the drift topics"
+        " fits this (Kafka's default message.max.bytes)",
     )
     group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
     client_id: str = Field("ragpulse", description="Kafka client id")

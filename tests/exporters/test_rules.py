@@ -563,3 +563,33 @@ def test_promql_helpers() -> None:
             duration_seconds(bad)
     assert by(["namespace", "job"], "metric", "job") == "by (namespace, job, metric)"
     assert (percent(0.05), percent(0.005), percent(1)) == ("5%", "0.5%", "100%")
+
+
+def test_drift_alarm_handed_over_between_pods_keeps_firing_through_the_gap(
+    tmp_path: Path,
+) -> None:
+    """One owner per series exports the alarm. When the owner dies (its series goes stale)
+    and another pod takes the series over 90 s later, the alert neither resolves nor
+    fires anew: `max_over_time` bridges the hand-over, `max by` drops the pod."""
+    labels = 'metric="refusal", detector="proportion", service="all"'
+    old = f'ragpulse_drift_alarm{{namespace="rag", job="ragpulse", instance="a", {labels}}}'
+    new = f'ragpulse_drift_alarm{{namespace="rag", job="ragpulse", instance="b", {labels}}}'
+    expected = [{
+        "exp_labels": {**DEPLOY, "metric": "refusal", "detector": "proportion",
+                       "service": "all", "severity": "ticket"},
+    }]  # fmt: skip
+    series = {old: "0x9 1x30 stale", new: "_x43 1x40"}  # 15 s steps: a raises at 2m30s
+    tests = [{
+        "name": "hand-over",
+        "interval": "15s",
+        "input_series": [{"series": s, "values": v} for s, v in series.items()],
+        "alert_rule_test": [
+            {"eval_time": t, "alertname": "RagpulseDriftAlarm", "exp_alerts": expected}
+            for t in ("4m", "10m", "10m30s", "11m", "12m")  # a stale from 10m, b from 10m45s
+        ],
+    }]  # fmt: skip
+    groups = render_rule_groups(AlertSettings())
+    for group in groups["groups"]:  # compare labels only: the annotations are tested above
+        for rule in group["rules"]:
+            rule.pop("annotations", None)
+    assert "SUCCESS" in run_tests(tmp_path, groups, tests, interval="15s")

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from monitors.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
 from monitors.drift import StateError, create_drift_detector
+from monitors.drift.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
 from tests.monitors.test_drift_state import pickle_inputs
 
 SPEC: dict[str, Any] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from monitors.alarms import AlarmPolicy, MonitoredStream, StreamKey
+from monitors.drift.alarms import AlarmPolicy, MonitoredStream, StreamKey
 
 
 class Scripted:

@@ -44,6 +44,7 @@ def test_config_style_spec_sets_parameters() -> None:
         "grace_period": 10,
         "direction": "both",
         "recent_size": 100,
+        "state_samples": 10_000,
     }
 
 

@@ -30,6 +30,7 @@ def _settings(broker: EmbeddedBroker, topics: Topics, **extra: Any) -> Settings:
             "scores_topic": topics.scores,
             "alarms_topic": topics.alarms,
             "state_topic": topics.state,
+            "observations_topic": topics.observations,
             "group_id": topics.group,
             "session_timeout_s": 6,
             "rebalance_timeout_s": 3,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from stream.demo import EmbeddedBroker, free_port
+from stream.runtime.fleet_topics import ensure_fleet_topics
 from stream.runtime.kafka_config import ensure_topics
 from stream.runtime.settings import KafkaSettings
 from tests.conftest import SidecarProcess, Topics, consume_all, produce, sample
@@ -34,8 +35,10 @@ def _recreate_topics(bootstrap: str, topics: Topics) -> None:
     k = KafkaSettings(
         bootstrap_servers=bootstrap, input_topic=topics.input, dlq_topic=topics.dlq,
         scores_topic=topics.scores, alarms_topic=topics.alarms, state_topic=topics.state,
+        observations_topic=topics.observations,
     )  # fmt: skip
     asyncio.run(ensure_topics(k))
+    asyncio.run(ensure_fleet_topics(k))
 
 
 def test_broker_outage_keeps_serving_and_resumes(tmp_path: Path) -> None:
