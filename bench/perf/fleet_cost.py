@@ -3,6 +3,7 @@
     python -m bench.perf.fleet_cost --before /tmp/before [--rounds 3]
         [--topic-events 70000] [--events 40000] [--warmup 25000] [--cpu 1]
         [--out bench/results/fleet_cost.json]
+    python -m bench.perf.fleet_cost --before /tmp/before --micro [--rounds 5]
 
 `--before` is a checkout of the commit before the drift stage (per-replica detectors fed
 inline, pickled snapshots), e.g. ``git worktree add /tmp/before e02e22c``. One embedded
@@ -15,6 +16,12 @@ replica owns every partition), so the detectors' work is in it too. The warm-up 
 its end, is in steady state when the clock starts: its work in the timed window is then
 the work of a window's worth of events. Reported: CPU µs per event per tree (median of
 rounds), the after/before ratio per round, and observation records and bytes per event.
+
+`--micro` isolates the drift work from the stage's noise: 40,000 bundled events are
+scored once, then only their drift step is timed in one process per tree and round
+(`process_time`): before, `DriftMonitor.observe` per event (the detectors inline); after,
+the per-event counting into the observation buffer, and separately the owner's merge,
+release and detector feed of those intervals.
 """
 
 from __future__ import annotations
@@ -54,6 +61,70 @@ def stage(tree: Path, bootstrap: str, topic: str, n: int, warmup: int, cpu: int)
     return result
 
 
+_MICRO = """
+import json, sys, time
+from stream.demo.traffic import generate
+from stream.runtime.pipeline import Pipeline
+from stream.runtime.settings import load_settings
+from monitors.drift.monitor import DriftMonitor
+s = load_settings(judge={"type": "none"})
+p = Pipeline(s, drift=False)
+inputs = []
+for g in generate(40000, seed=3):
+    r = p.process(g.raw)
+    if r.outcome == "scored":
+        c = r.scorecard
+        cats = {(d["detector"], d["category"]) for d in c["detections"]} or frozenset()
+        inputs.append((c["failure_modes"], cats, None, c.get("service")))
+n = len(inputs)
+out = {}
+if sys.argv[1] == "before":
+    mon = DriftMonitor(s.drift)
+    t = time.process_time()
+    for fm, c, e, sv in inputs:
+        mon.observe(fm, c, e, sv)
+    out["inline_us"] = (time.process_time() - t) / n * 1e6
+else:
+    from monitors.fleet import FleetOwner, ObservationBuffer
+    mon, buf = DriftMonitor(s.drift), ObservationBuffer("g", 1.0)
+    owner = FleetOwner(s.drift, DriftMonitor(s.drift), "g")
+    owner.assign(0)
+    now, t = 1000.0, time.process_time()
+    for fm, c, e, sv in inputs:
+        now += 0.0002  # 5,000 events/s
+        buf.add_rates(mon.rate_samples(fm, c, e), mon.service_label(sv), now)
+    t1 = time.process_time()
+    for off, rec in enumerate(buf.flush(now + 10)):
+        owner.offer(0, off, rec, now)
+    owner.release(now + 100)
+    out["event_path_us"] = (t1 - t) / n * 1e6
+    out["owner_us"] = (time.process_time() - t1) / n * 1e6
+print(json.dumps(out))
+"""
+
+
+def micro(trees: dict[str, Path], rounds: int, cpu: int) -> dict[str, Any]:
+    rows = []
+    for i in range(rounds):
+        row: dict[str, Any] = {}
+        for name in ["before", "after"] if i % 2 == 0 else ["after", "before"]:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
+            env["PYTHONPATH"] = str(trees[name])
+            cmd = ["taskset", "-c", str(cpu), sys.executable, "-c", _MICRO, name]
+            out = subprocess.run(cmd, cwd=trees[name], env=env, capture_output=True, text=True,
+                                 timeout=900, check=True)  # fmt: skip
+            row.update(json.loads(out.stdout.splitlines()[-1]))
+        row["after_us"] = row["event_path_us"] + row["owner_us"]
+        print(
+            f"round {i + 1}: before {row['inline_us']:.2f} us/event inline; after "
+            f"{row['event_path_us']:.2f} event path + {row['owner_us']:.2f} owner",
+            flush=True,
+        )
+        rows.append(row)
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    return {"rounds": rows, "medians": med}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--before", type=Path, required=True)
@@ -62,9 +133,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--events", type=int, default=40_000)
     p.add_argument("--warmup", type=int, default=25_000)
     p.add_argument("--cpu", type=int, default=1)
-    p.add_argument("--out", type=Path, default=ROOT / "bench/results/fleet_cost.json")
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--micro", action="store_true", help="only the drift step, in-process")
     args = p.parse_args(argv)
     trees = {"before": args.before.resolve(), "after": ROOT}
+    if args.micro:
+        result = micro(trees, args.rounds, args.cpu)
+        result["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+        result["machine"] = machine()
+        out = args.out or ROOT / "bench/results/fleet_cost_micro.json"
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result["medians"], indent=2))
+        return 0
+    args.out = args.out or ROOT / "bench/results/fleet_cost.json"
     rounds: list[dict[str, Any]] = []
     with EmbeddedBroker() as broker:
         topic = f"bench.fleet-{uuid.uuid4().hex[:6]}"
