@@ -31,6 +31,10 @@ class FleetMetrics:
             "ragpulse_observations_published", "Observation records this replica sent",
             registry=r,
         )  # fmt: skip
+        self.observations_unsent = Counter(
+            "ragpulse_observation_records_unsent", "Observation records that could not be"
+            " sent (the broker away): those intervals are lost to the owner", registry=r,
+        )  # fmt: skip
         self.observation_bytes = Counter(
             "ragpulse_observation_bytes", "Bytes of observation records this replica sent",
             registry=r,

@@ -9,6 +9,7 @@ that decides is here, so one process can run it too (tests, benchmarks).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -36,19 +37,35 @@ class OwnedSeries:
 
 
 class FleetOwner:
+    #: samples one `release` call feeds at most, over all series (~0.3 s of detector work):
+    #: a backlog, however it was made, is worked off over several ticks, never in one
+    TICK_BUDGET = 100_000
+    #: series one replica owns at most (each is a set of streams and Prometheus series)
+    MAX_SERIES = 2_000
+
     def __init__(self, settings: DriftSettings, monitor: DriftMonitor, group: str) -> None:
         self.settings, self.monitor, self.group = settings, monitor, group
         self.partitions: dict[int, dict[str, OwnedSeries]] = {}
+        self.exports: list[AlarmEvent] = []  # new transitions, exported once by the runtime
+        self._interval_ms = max(1, round(settings.interval_s * 1000))
+
+    def configured(self, kind: str, metric: str, service: str) -> bool:
+        """Whether this configuration monitors the series (metric listed, service shape)."""
+        if metric not in self.monitor.metrics_of(cast(Kind, kind)):
+            return False
+        return self.settings.key_by_service or service == "all"
 
     # ------------------------------------------------------------------ ownership
     def assign(self, partition: int) -> None:
         self.partitions.setdefault(partition, {})
 
-    def restore(self, partition: int, rec: SeriesRecord) -> OwnedSeries:
+    def restore(self, partition: int, rec: SeriesRecord) -> OwnedSeries | None:
         """Adopt one validated changelog record (RecordError / StateError when it is bad)."""
         kind, metric, service = split_series(rec.series)
         if rec.partition != partition:
             raise RecordError("inconsistent", "state record of another partition")
+        if not self.configured(kind, metric, service):
+            return None  # configuration changed since the snapshot: the series is dropped
         try:
             merger = SeriesMerger.from_state(rec.merger, self.settings.max_samples_per_interval)
         except (msgspec.ValidationError, TypeError, ValueError) as exc:
@@ -83,11 +100,15 @@ class FleetOwner:
             return "not_owned"
         if isinstance(rec, Command):
             return self._command(owned_part, offset, rec, now_s)
-        kind, metric, _service = split_series(rec.series)
-        if metric not in self.monitor.metrics_of(cast(Kind, kind)):
+        kind, metric, service = split_series(rec.series)
+        if not self.configured(kind, metric, service):
             return "unconfigured"
+        if rec.interval_ms != self._interval_ms or rec.interval % rec.interval_ms:
+            return "rejected"  # every replica cuts time the same way, or it is not ours
         owned = owned_part.get(rec.series)
         if owned is None:
+            if sum(len(p) for p in self.partitions.values()) >= self.MAX_SERIES:
+                return "rejected"
             owned = owned_part[rec.series] = OwnedSeries(
                 rec.series, partition, SeriesMerger(self.settings.max_samples_per_interval), offset
             )
@@ -113,7 +134,8 @@ class FleetOwner:
             for stream in self.monitor.series_streams(cast(Kind, kind), metric, service):
                 event = stream.rebaseline(now_s)
                 if event is not None:
-                    owned.outbox.append(event.to_dict())
+                    owned.outbox.append(_plain(event))
+                    self.exports.append(event)
             applied = "applied"
         return applied
 
@@ -122,16 +144,20 @@ class FleetOwner:
         lateness = int(self.settings.allowed_lateness_s * 1000)
         now_ms = int(now_s * 1000)
         changed = []
+        budget = self.TICK_BUDGET
         for owned in self.series():
             kind, metric, service = split_series(owned.sid)
             events: list[AlarmEvent] = []
-            for end_ms, samples in owned.merger.release(now_ms, lateness):
+            released = owned.merger.release(now_ms, lateness, max(budget, 0))
+            budget -= sum(len(samples) for _, samples in released)
+            for end_ms, samples in released:
                 events += self.monitor.feed(cast(Kind, kind), metric, service, samples,
                                             end_ms / 1000)  # fmt: skip
                 owned.dirty = True
             owned.merger.forget_producers_before(now_ms - int(self.settings.max_lateness_s * 1000))
             if events:
-                owned.outbox.extend(e.to_dict() for e in events)
+                owned.outbox.extend(_plain(e) for e in events)
+                self.exports.extend(events)
                 changed.append((owned, events))
         return changed
 
@@ -160,3 +186,13 @@ class FleetOwner:
                     on(stream.key.metric, stream.key.detector, stream.key.service)
                     count += 1
         return count
+
+
+def _plain(event: AlarmEvent) -> dict[str, Any]:
+    """The alarm record, with a mean that is not a finite number written as null."""
+    out = event.to_dict()
+    for key in ("reference_mean", "current_mean"):
+        value = out.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            out[key] = None
+    return out

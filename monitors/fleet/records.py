@@ -32,6 +32,7 @@ __all__ = [
     "encode",
     "series_id",
     "split_series",
+    "strict_decode",
 ]
 
 RECORD_VERSION = 1
@@ -96,18 +97,25 @@ def split_series(sid: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def decode_control_or_observation(
-    raw: bytes | None, group: str, max_bytes: int
-) -> Observation | Command:
-    """Validate one record of the observation topic for `group` (RecordError otherwise)."""
+def strict_decode(decoder: msgspec.json.Decoder[Any], raw: bytes | None, max_bytes: int) -> Any:
+    """Size first, then a strict schema: RecordError (too_large, schema, not_json)."""
     if raw is None or len(raw) > max_bytes:
         raise RecordError("too_large" if raw else "schema", "empty or oversized record")
     try:
-        rec: Any = _decoder.decode(raw)
+        return decoder.decode(raw)
     except msgspec.ValidationError as exc:
         raise RecordError("schema", str(exc)[:200]) from None
     except msgspec.DecodeError as exc:
         raise RecordError("not_json", str(exc)[:200]) from None
+    except RecursionError:  # nesting deeper than the interpreter's limit
+        raise RecordError("schema", "nested too deeply") from None
+
+
+def decode_control_or_observation(
+    raw: bytes | None, group: str, max_bytes: int
+) -> Observation | Command:
+    """Validate one record of the observation topic for `group` (RecordError otherwise)."""
+    rec: Any = strict_decode(_decoder, raw, max_bytes)
     if rec.v != RECORD_VERSION:
         raise RecordError("version", f"record version {rec.v} (this build reads 1)")
     if rec.group != group:

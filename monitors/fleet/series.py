@@ -31,7 +31,8 @@ from monitors.fleet.records import Observation
 __all__ = ["MergerState", "SeriesMerger", "spread"]
 
 MAX_PRODUCERS = 256
-MAX_PENDING = 4096
+MAX_PENDING = 1024  # intervals waiting for release (the lateness horizon holds ~600)
+MAX_INTERVAL_SCORES = 4096  # judge scores one merged interval keeps
 
 
 def spread(n: int, k: int) -> list[float]:
@@ -93,7 +94,7 @@ class SeriesMerger:
         target.n += obs.n
         target.k += obs.k
         if obs.scores:
-            room = 65536 - len(target.scores)
+            room = MAX_INTERVAL_SCORES - len(target.scores)
             target.scores.extend(obs.scores[: max(0, room)])
         return "late" if late else "merged"
 
@@ -101,20 +102,26 @@ class SeriesMerger:
         oldest = min(self.hw, key=lambda p: self.hw[p])
         del self.hw[oldest]
 
-    def release(self, now_ms: int, lateness_ms: int) -> list[tuple[int, list[float]]]:
-        """The intervals due by `now_ms` as (end ms, samples), late records first."""
+    def release(
+        self, now_ms: int, lateness_ms: int, budget: int | None = None
+    ) -> list[tuple[int, list[float]]]:
+        """The intervals due by `now_ms` as (end ms, samples), late records first; at most
+        about `budget` samples (the rest stays pending for the next call)."""
         out: list[tuple[int, list[float]]] = []
+        left = budget if budget is not None else 1 << 62
         late = self.late
         if late.n or late.scores:
             out.append((now_ms, self._samples(late)))
+            left -= len(out[-1][1])
             self.late = _Pending(0, 0)
         for start in sorted(self.pending):
             item = self.pending[start]
-            if item.end + lateness_ms > now_ms:
+            if item.end + lateness_ms > now_ms or left <= 0:
                 break
             del self.pending[start]
             self.released_until = max(self.released_until, item.end)
             out.append((item.end, self._samples(item)))
+            left -= len(out[-1][1])
         return out
 
     def _samples(self, item: _Pending) -> list[float]:

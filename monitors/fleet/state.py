@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from monitors.fleet.records import RecordError
+from monitors.fleet.records import RecordError, strict_decode
 
 __all__ = ["STATE_VERSION", "AlarmRecord", "SeriesRecord", "decode_state", "encode_state"]
 
@@ -63,14 +63,7 @@ def encode_state(record: SeriesRecord) -> bytes:
 
 def decode_state(raw: bytes | None, group: str, series: str, max_bytes: int) -> SeriesRecord:
     """Validate a changelog value for `group`'s `series` (RecordError otherwise)."""
-    if raw is None or len(raw) > max_bytes:
-        raise RecordError("too_large" if raw else "schema", "empty or oversized state record")
-    try:
-        rec = _decoder.decode(raw)
-    except msgspec.ValidationError as exc:
-        raise RecordError("schema", str(exc)[:200]) from None
-    except msgspec.DecodeError as exc:
-        raise RecordError("not_json", str(exc)[:200]) from None
+    rec: SeriesRecord = strict_decode(_decoder, raw, max_bytes)
     if rec.v != STATE_VERSION:
         raise RecordError("version", f"state version {rec.v} (this build reads 1)")
     if rec.group != group or rec.series != series:

@@ -22,8 +22,6 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from exporters import Metrics
-from monitors.drift.alarms import AlarmEvent
-from monitors.drift.base import StateError
 from monitors.drift.monitor import DriftMonitor
 from monitors.fleet import (
     FleetOwner,
@@ -40,8 +38,6 @@ from stream.runtime.settings import Settings
 __all__ = ["DriftOwner"]
 
 log = logging.getLogger(__name__)
-
-_ALARM_FIELDS = tuple(AlarmEvent.__dataclass_fields__)
 
 
 class _Listener(ConsumerRebalanceListener):
@@ -127,17 +123,20 @@ class DriftOwner:
                     try:
                         rec = decode_state(raw, self.settings.kafka.group_id, sid,
                                            self.settings.kafka.max_record_bytes)  # fmt: skip
-                        self.owner.restore(p, rec)
-                    except (RecordError, StateError) as exc:
-                        fm.state_rejected.labels(exc.reason).inc()
+                        if self.owner.restore(p, rec) is None:
+                            log.info("drift state of series %s ignored: not configured now",
+                                     sid[:120])  # fmt: skip
+                    except Exception as exc:
+                        reason = getattr(exc, "reason", "schema")
+                        fm.state_rejected.labels(reason).inc()
                         log.warning("drift state of series %s refused (%s); it starts fresh",
-                                    sid[:120], exc.reason)  # fmt: skip
+                                    sid[:120], reason)  # fmt: skip
                 await self._seek(p)
             self._show_gauges()
             up = self.owner.active(lambda *labels: None)
             log.info("drift owner: partitions %s, %d series restored, %d alarms up",
                      partitions, len(self.owner.series()), up)  # fmt: skip
-            await self._publish_outboxes(self.owner.commanded(), export=False)
+            await self._publish_outboxes(self.owner.commanded())
 
     async def _seek(self, partition: int) -> None:
         """Read a new partition from the offset its states cover, else from the group's
@@ -222,25 +221,30 @@ class DriftOwner:
                     fm.observations.labels(self.owner.offer(tp.partition, rec.offset, obs,
                                                             now)).inc()  # fmt: skip
             await self._release(now)
-            await self._publish_outboxes(self.owner.commanded(), export=True)
+            await self._publish_outboxes(self.owner.commanded())
             if time.monotonic() - self._last_snapshot >= self.settings.drift.snapshot_every_s:
                 await self._snapshot([s for s in self.owner.series() if s.dirty], commit=True)
         fm.owned_series.set(len(self.owner.series()))
 
     async def _release(self, now: float) -> None:
         changed = self.owner.release(now)
-        for owned, events in changed:
-            await self._snapshot([owned])  # the outbox is in the changelog before publishing
-            for event in events:
-                self._export(event)
+        for owned, _events in changed:  # the outbox is in the changelog before publishing
+            await self._snapshot([owned])
+        self._export_new()
+        for owned, _events in changed:
             await self._publish(owned)
 
-    async def _publish_outboxes(self, series: list[OwnedSeries], export: bool) -> None:
+    def _export_new(self) -> None:
+        """Each new transition once: gauge, counter, OTel event, log line."""
+        exports, self.owner.exports = self.owner.exports, []
+        for event in exports:
+            self._export(event)
+
+    async def _publish_outboxes(self, series: list[OwnedSeries]) -> None:
+        """Transitions not yet confirmed published (after a command, or restored)."""
+        self._export_new()  # a command's transitions; a restored outbox was exported before
         for owned in series:
             await self._snapshot([owned])
-            if export:
-                for alarm in owned.outbox:
-                    self._export(AlarmEvent(**{f: alarm[f] for f in _ALARM_FIELDS}))
             await self._publish(owned)
 
     async def _publish(self, owned: OwnedSeries) -> None:
@@ -256,7 +260,13 @@ class DriftOwner:
         assert self._producer is not None
         k, fm = self.settings.kafka, self.metrics.fleet
         for owned in series:
-            value = encode_state(self.owner.record(owned))
+            try:
+                value = encode_state(self.owner.record(owned))
+            except Exception as exc:
+                fm.state_too_large.inc()
+                log.warning("drift state of %s not written: %s", owned.sid[:120],
+                            type(exc).__name__)  # fmt: skip
+                continue
             if len(value) + 512 > k.max_record_bytes:
                 fm.state_too_large.inc()
                 log.warning("drift state of %s is %d bytes, over kafka.max_record_bytes; not"

@@ -14,16 +14,15 @@ import logging
 import time
 
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import NewTopic
 
-from stream.runtime.kafka_config import aiokafka_kwargs
+from stream.runtime.kafka_config import aiokafka_kwargs, ensure_topics
 from stream.runtime.settings import ConfigError, KafkaSettings
 
 __all__ = ["ensure_fleet_topics", "partition_count"]
 
 log = logging.getLogger(__name__)
 
-_TOPIC_ALREADY_EXISTS = 36
 OBSERVATION_RETENTION_MS = 3_600_000  # an hour: ten times the longest lateness allowed
 
 
@@ -55,15 +54,7 @@ async def ensure_fleet_topics(k: KafkaSettings) -> int:
             NewTopic(k.state_topic, wanted, replication_factor=1,
                      topic_configs={"cleanup.policy": "compact"}),
         ]  # fmt: skip
-        admin = AIOKafkaAdminClient(**aiokafka_kwargs(k), client_id=f"{k.client_id}-admin")
-        await admin.start()
-        try:
-            response = await admin.create_topics(topics)
-            for name, code, *_ in getattr(response, "topic_errors", []):
-                if code not in (0, _TOPIC_ALREADY_EXISTS):
-                    raise RuntimeError(f"cannot create topic {name}: Kafka error code {code}")
-        finally:
-            await admin.close()
+        await ensure_topics(k, new=topics)
     obs = await partition_count(k, k.observations_topic)
     state = await partition_count(k, k.state_topic)
     if obs == 0 or state == 0:

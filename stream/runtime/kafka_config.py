@@ -63,11 +63,15 @@ def faust_credentials(k: KafkaSettings) -> faust.types.auth.CredentialsT | None:
     return None
 
 
-async def ensure_topics(k: KafkaSettings, topics: list[str] | None = None) -> None:
-    """Create the topics ragpulse reads and writes when missing (idempotent)."""
-    names = topics or [k.input_topic, k.dlq_topic, k.scores_topic, k.alarms_topic]
-    # the drift stage's observations and changelog: stream.runtime.fleet_topics
-    new = [NewTopic(n, num_partitions=k.topic_partitions, replication_factor=1) for n in names]
+async def ensure_topics(
+    k: KafkaSettings, topics: list[str] | None = None, new: list[NewTopic] | None = None
+) -> None:
+    """Create the topics ragpulse reads and writes when missing (idempotent): `topics` by
+    name with `kafka.topic_partitions`, or `new` as given (the drift stage's topics,
+    stream.runtime.fleet_topics)."""
+    if new is None:
+        names = topics or [k.input_topic, k.dlq_topic, k.scores_topic, k.alarms_topic]
+        new = [NewTopic(n, num_partitions=k.topic_partitions, replication_factor=1) for n in names]
     admin = AIOKafkaAdminClient(**aiokafka_kwargs(k), client_id=f"{k.client_id}-admin")
     await admin.start()
     try:

@@ -244,3 +244,60 @@ def test_command_rebaselines_every_series_of_the_partition_once() -> None:
     assert owner.commanded() == [owned]
     assert [a["state"] for a in owned.outbox] == ["cleared"]
     assert owner.offer(0, off + 1, cmd, 3002.0) == "duplicate"  # the same command again
+
+
+# ---------------------------------------------------------------------------- hostile owners' input
+
+
+def test_deeply_nested_state_is_refused_not_a_recursion_crash() -> None:
+    raw = b'{"v":1,"group":"rp-test","series":"rate|refusal|all","partition":0,"offset":0,' \
+        b'"merger":' + b"[" * 100_000 + b"]" * 100_000 + b',"streams":{}}'  # fmt: skip
+    with pytest.raises(RecordError) as info:
+        decode_state(raw, GROUP, "rate|refusal|all", 10 * MAX)
+    assert info.value.reason == "schema"
+
+
+def test_owner_refuses_series_and_intervals_this_configuration_would_not_make() -> None:
+    cfg = settings()
+    owner = FleetOwner(cfg, DriftMonitor(cfg), GROUP)
+    owner.assign(0)
+    now = 1_000.5
+    other_service = obs().__class__(**{**msgspec.structs.asdict(obs()), "series": "rate|refusal|x"})
+    assert owner.offer(0, 0, other_service, now) == "unconfigured"  # key_by_service is off
+    coarse = obs().__class__(**{**msgspec.structs.asdict(obs()), "interval_ms": 3_600_000})
+    assert owner.offer(0, 1, coarse, now) == "rejected"  # not the configured interval
+    assert owner.offer(0, 2, obs(interval=999_500), now) == "rejected"  # not aligned
+    assert owner.series() == []
+
+
+def test_a_backlog_is_fed_over_several_ticks_within_the_budget() -> None:
+    cfg = settings()
+    owner = FleetOwner(cfg, DriftMonitor(cfg), GROUP)
+    owner.assign(0)
+    start = 1_000_000
+    for i in range(60):  # a minute of intervals, each at the per-interval cap
+        rec = obs(f"p{i}", start + 1000 * i, n=10_000_000, k=1_000_000)
+        assert owner.offer(0, i, rec, start / 1000 + 61) == "merged"
+    fed = []
+    monitor = owner.monitor
+    for _ in range(20):
+        before = sum(s.samples for s in monitor.streams.values())
+        owner.release(start / 1000 + 70)
+        fed.append(sum(s.samples for s in monitor.streams.values()) - before)
+    assert max(fed) <= FleetOwner.TICK_BUDGET + cfg.max_samples_per_interval
+    assert sum(fed) == 60 * cfg.max_samples_per_interval  # everything fed, over many ticks
+
+
+def test_restored_series_of_a_metric_no_longer_configured_is_dropped() -> None:
+    cfg = settings()
+    owner = FleetOwner(cfg, DriftMonitor(cfg), GROUP)
+    owner.assign(0)
+    buf = ObservationBuffer(GROUP, 1.0, producer="rep")
+    buf.add_rates([("training_cutoff_excuse", 1.0)], "all", 1000.0)
+    [rec] = buf.flush(2000.0)
+    owner.offer(0, 0, rec, 1000.5)
+    [owned] = owner.series()
+    state = decode_state(encode_state(owner.record(owned)), GROUP, owned.sid, MAX)
+    narrower = settings(rate_metrics=["refusal"])
+    other = FleetOwner(narrower, DriftMonitor(narrower), GROUP)
+    assert other.restore(0, state) is None and other.series() == []
