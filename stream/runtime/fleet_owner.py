@@ -131,12 +131,16 @@ class DriftOwner:
                         fm.state_rejected.labels(reason).inc()
                         log.warning("drift state of series %s refused (%s); it starts fresh",
                                     sid[:120], reason)  # fmt: skip
-                await self._seek(p)
+                try:
+                    await self._seek(p)
+                except Exception as exc:  # the broker away: aiokafka's own position stands
+                    log.warning("drift partition %d not positioned: %s", p, type(exc).__name__)
             self._show_gauges()
             up = self.owner.active(lambda *labels: None)
             log.info("drift owner: partitions %s, %d series restored, %d alarms up",
                      partitions, len(self.owner.series()), up)  # fmt: skip
-            await self._publish_outboxes(self.owner.commanded())
+            with contextlib.suppress(Exception):  # retried by the next tick (the outbox stays)
+                await self._publish_outboxes(self.owner.commanded())
 
     async def _seek(self, partition: int) -> None:
         """Read a new partition from the offset its states cover, else from the group's
