@@ -11,6 +11,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from exporters.slo_settings import SloBurnAlert
+
 __all__ = [
     "ALERT_NAMES",
     "DURATION_PATTERN",
@@ -41,6 +43,7 @@ ALERT_NAMES = (
     "RagpulseFailureModeRateHigh",
     "RagpulseDeadLetterRatioHigh",
     "RagpulseNotReady",
+    "RagpulseErrorBudgetBurn",
 )
 
 
@@ -167,6 +170,7 @@ class AlertSettings(_Section):
     failure_modes: FailureModeAlert = Field(default_factory=FailureModeAlert)
     dead_letters: DeadLetterAlert = Field(default_factory=DeadLetterAlert)
     not_ready: NotReadyAlert = Field(default_factory=NotReadyAlert)
+    slo_burn: SloBurnAlert = Field(default_factory=SloBurnAlert)
 
     @field_validator("labels")
     @classmethod

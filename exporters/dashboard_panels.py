@@ -17,6 +17,7 @@ from typing import Literal
 
 from exporters.alert_settings import AlertSettings
 from exporters.promql import JUDGE_ATTEMPTS, SEVERITY_BANDS, regex_alternation
+from exporters.slo_settings import scaled_duration
 
 __all__ = ["REFERENCE_PANEL_METRICS", "PanelSpec", "dashboard_rows"]
 
@@ -237,10 +238,41 @@ def _reference(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def dashboard_rows(alerts: AlertSettings) -> list[tuple[str, list[PanelSpec]]]:
-    """(row title, panels) in dashboard order."""
-    s = _Sel(alerts)
+def _slos(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+    """The SLO recording rules (exporters.slo_rules): their names hold the scaled windows."""
+    cfg, svc = a.slo_burn, 'service=~"$service"'
+    if not cfg.enabled:
+        return []
+    burn = tuple(
+        (s(f"ragpulse:slo_burn_rate:rate{scaled_duration(w.long, cfg.time_scale)}", svc),
+         f"{{{{slo}}}} / {{{{service}}}}: {w.long} ({w.severity} above {w.budget_consumed:.0%}"
+         " of the budget)")
+        for w in cfg.windows
+    )  # fmt: skip
     return [
+        PanelSpec("SLI over the period vs objective", "Share of good events of each SLO over"
+                  " its whole period (docs/slo.md), and the objective it promises.",
+                  ((f"1 - {s('ragpulse:slo_error_ratio:period', svc)}", "{{slo}} / {{service}}"),
+                   ("ragpulse:slo_objective", "objective {{slo}}")),
+                  unit="percentunit", width=9),
+        PanelSpec("Error budget remaining", "1 - share of the period's error budget used (below"
+                  " 0: the objective is missed). Valid events count service \"all\".",
+                  ((f"1 - {s('ragpulse:slo_error_budget_used:period', svc)}",
+                    "{{slo}} / {{service}}"),),
+                  kind="bargauge", unit="percentunit", width=6),
+        PanelSpec("Burn rate per alert window", "Error ratio / error budget over each alert's"
+                  " long window (1 spends the budget exactly in the period;"
+                  " RagpulseErrorBudgetBurn fires above the window's factor while the short"
+                  " window agrees).", burn, width=9),
+    ]  # fmt: skip
+
+
+def dashboard_rows(alerts: AlertSettings) -> list[tuple[str, list[PanelSpec]]]:
+    """(row title, panels) in dashboard order; the SLO row when its rules are generated."""
+    s = _Sel(alerts)
+    slos = _slos(alerts, s)
+    return [
+        *([("Quality SLOs", slos)] if slos else []),
         ("Stream: consumption and dead letters", _stream(alerts, s)),
         ("Detectors: failure modes and hits", _detectors(alerts, s)),
         ("Judge metrics, gates and drift", _judge_metrics(alerts, s)),

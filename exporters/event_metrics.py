@@ -38,7 +38,7 @@ class EventMetrics:
         # and prompt labels. A cap maps a value the same way once it has seen it (its seen
         # set only grows), so this skips the caps but not their first sight of a value;
         # values a cap replaced (other) are not remembered, so the keys stay bounded.
-        self._deployments: dict[tuple[Any, Any, Any], tuple[Any, str, str]] = {}
+        self._deployments: dict[tuple[Any, Any, Any], tuple[Any, str, str, Any]] = {}
         self._consumed = self._child(metrics.events, "consumed")
         self._scored = self._child(metrics.events, "scored")
 
@@ -60,9 +60,11 @@ class EventMetrics:
     def invalid(self, reason: str) -> None:
         self._child(self.metrics.events, "invalid").inc()
         self._child(self.metrics.invalid, reason).inc()
+        self.metrics.slo.valid(False)  # every invalid message is dead-lettered
 
     def duplicate(self) -> None:
         self._child(self.metrics.events, "duplicate").inc()
+        self.metrics.slo.valid(True)
 
     def scored(
         self, event: Event, detections: list[Detection], modes: list[str], elapsed: float
@@ -76,13 +78,18 @@ class EventMetrics:
             service = m.cap_service(raw[0])
             prompt = m.cap_prompt(raw[2])
             model = m.cap_model(raw[1])
-            deployment = (child(m.scored, service, model, prompt), service, prompt)
+            slos = m.slo.for_deployment(raw[0], service, prompt)
+            deployment = (child(m.scored, service, model, prompt), service, prompt, slos)
             # only values the caps kept as they are (bounded in number and length)
             kept = all(c == r or not r for r, c in zip(raw, (service, model, prompt), strict=True))
             if kept and len(self._deployments) < _MAX_DEPLOYMENTS:
                 self._deployments[raw] = deployment
-        scored, service, prompt = deployment
+        scored, service, prompt, slos = deployment
         scored.inc()
+        for bad_modes, good, bad in slos:  # failure_free SLOs
+            (bad if modes and not bad_modes.isdisjoint(modes) else good).inc()
+        for valid in m.slo.valid_good:
+            valid.inc()
         for d in detections:
             child(m.detector_hits, d.detector, d.category).inc()
         for mode in modes:

@@ -55,6 +55,7 @@ class JudgeResult:
     sample_reason: str = "base"
     compound: float | None = None  # judge.compound.weights over this turn's scores
     compound_inputs: tuple[str, ...] = ()  # the scores it weighs
+    prompt_version: str | None = None  # the turn's, for the SLO counters
 
     @property
     def population(self) -> bool:
@@ -145,6 +146,7 @@ class JudgeExporter:
             return
         self._accounting(m, result.outcomes)
         self._aggregates(m, result)
+        self._slos(m, result)
         if not result.population:
             self._boosted(m, result)
 
@@ -193,6 +195,25 @@ class JudgeExporter:
                 ratio = self.rolling.add(f"gate:{gate}", 1.0 if passed else 0.0)
                 for window, value in ratio.items():
                     m.gate_pass_ratio.labels(gate, window).set(value)
+
+    @staticmethod
+    def _slos(m: Metrics, result: JudgeResult) -> None:
+        """judge_pass (population turns) and reference_correct (reference turns) SLOs."""
+        reference = result.sample_reason == "reference"
+        m.slo.judged(
+            result.service,
+            lambda: (m.cap_service(result.service), m.cap_prompt(result.prompt_version)),
+            result.population,
+            reference,
+            result.gates,
+            {
+                o.metric: o.score
+                for o in result.outcomes
+                if o.score is not None and o.reference_based
+            }
+            if reference
+            else {},
+        )
 
     @staticmethod
     def _boosted(m: Metrics, result: JudgeResult) -> None:

@@ -20,6 +20,8 @@ from prometheus_client import (
 
 from exporters.fleet_metrics import FleetMetrics
 from exporters.labels import LabelCap
+from exporters.slo_metrics import SloCounters
+from exporters.slo_settings import SloSpec
 from stream.contract.scales import BAND_EDGES, GATES
 
 __all__ = ["EVENT_OUTCOMES", "GATE_TIERS", "Metrics", "ragpulse_version"]
@@ -242,9 +244,20 @@ class Metrics:
         for direction in ("prompt", "completion"):
             self.judge_tokens.labels(direction)
         self.fleet = FleetMetrics(r)
+        self.slo_events = Counter(
+            "ragpulse_slo_events",
+            "Events of each quality SLO by outcome (good / bad), docs/slo.md",
+            ["slo", "service", "prompt_version", "outcome"],
+            registry=r,
+        )
+        self.slo = SloCounters(self.slo_events)
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )
+
+    def declare_slos(self, specs: Sequence[SloSpec]) -> None:
+        """Count these SLOs from now on (the settings' `slos`)."""
+        self.slo = SloCounters(self.slo_events, specs)
 
     def declare_detector(self, detector: str, categories: Iterable[str]) -> None:
         self.detector_errors.labels(detector)

@@ -10,12 +10,15 @@ The PromQL lives in `exporters.promql`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
 from exporters.alert_settings import ALERT_NAMES, AlertSettings
 from exporters.promql import RuleBuilder
+from exporters.slo_rules import SloRules
+from exporters.slo_settings import SloSpec
 
 __all__ = [
     "ALERT_NAMES",
@@ -26,17 +29,19 @@ __all__ = [
 ]
 
 
-def render_rule_groups(alerts: AlertSettings) -> dict[str, Any]:
-    """A Prometheus rule file: one group, recording rules first, then the alerts.
+def render_rule_groups(alerts: AlertSettings, slos: Sequence[SloSpec] = ()) -> dict[str, Any]:
+    """A Prometheus rule file: the group `ragpulse`, recording rules first, then the alerts;
+    with SLOs, the groups of `exporters.slo_rules` after it.
 
-    One group, because Prometheus evaluates the rules of a group in order but different
-    groups concurrently: an alert in another group could read a recording rule's value
-    from the previous evaluation.
+    Recording rules and the alerts that read them share a group, because Prometheus
+    evaluates the rules of a group in order but different groups concurrently: an alert in
+    another group could read a recording rule's value from the previous evaluation.
     """
     builder = RuleBuilder(alerts)
     return {
         "groups": [
-            {"name": "ragpulse", "rules": builder.recording_rules() + builder.alerting_rules()}
+            {"name": "ragpulse", "rules": builder.recording_rules() + builder.alerting_rules()},
+            *SloRules(alerts, slos).groups(),
         ]
     }
 
@@ -46,6 +51,7 @@ def render_prometheus_rule(
     name: str,
     namespace: str | None = None,
     labels: dict[str, str] | None = None,
+    slos: Sequence[SloSpec] = (),
 ) -> dict[str, Any]:
     """The same groups as a `monitoring.coreos.com/v1` `PrometheusRule` object."""
     metadata: dict[str, Any] = {"name": name}
@@ -56,7 +62,7 @@ def render_prometheus_rule(
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
         "metadata": metadata,
-        "spec": render_rule_groups(alerts),
+        "spec": render_rule_groups(alerts, slos),
     }
 
 

@@ -113,9 +113,11 @@ def _cmd_rules(settings: Settings, args: argparse.Namespace) -> int:
     from exporters.rules import render_prometheus_rule, render_rule_groups, to_yaml
 
     if args.format == "prometheusrule":
-        doc = render_prometheus_rule(settings.alerts, name=args.name, namespace=args.namespace)
+        doc = render_prometheus_rule(
+            settings.alerts, name=args.name, namespace=args.namespace, slos=settings.slos
+        )
     else:
-        doc = render_rule_groups(settings.alerts)
+        doc = render_rule_groups(settings.alerts, settings.slos)
     _write(to_yaml(doc), args.output)
     return 0
 

@@ -12,8 +12,10 @@ conversations have 2-4 turns. Failure modes are injected at low rates in the
 not page: PII leaks ~0.35 % of a service's turns against 1 %, every other mode ~3 % or
 less against 5 %, malformed messages 0.5 % against the 1 % dead-letter ceiling); the
 ``degraded`` phase (prompt ``v1.5-degraded``) raises false
-rejections (x4), training-cutoff excuses (x3) and invented identifiers (x4) and lowers
-answer quality. About 1.25 % of messages (both phases) are golden/canary replays
+rejections (x4), training-cutoff excuses (x3), invented identifiers (x4) and PII leaks
+(x60: the prompt lost its redaction step, 12-18 % of answers leak, which pages on the
+default `pii-free` SLO) and lowers answer quality. About 1.25 % of messages (both phases)
+are golden/canary replays
 (:mod:`stream.demo.golden`): a fixed canary question with ``labels.expected_answer``,
 answered wrongly in ~12 % of replays (~35 % when degraded); each replaces a single-turn
 conversation whose turn would have been clean, so every other message and every
@@ -132,7 +134,9 @@ RATES: dict[str, dict[str, float]] = {
         "quote_para": 0.018,
     },
 }
-DEGRADED_X = {"fr": 4.0, "unl_refusal": 4.0, "cutoff": 3.0, "invented": 4.0}
+# x60 PII: the degraded prompt dropped its redaction step (12-18 % of answers leak), a burn
+# of 12-18x the default 99 % `pii-free` SLO's budget, which pages (docs/slo.md)
+DEGRADED_X = {"fr": 4.0, "unl_refusal": 4.0, "cutoff": 3.0, "invented": 4.0, "pii": 60.0}
 
 
 # ---------------------------------------------------------------------------- public API

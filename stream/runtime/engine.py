@@ -149,6 +149,7 @@ class SidecarBase(abc.ABC):
         m.events.labels("consumed").inc(n)
         m.events.labels("invalid").inc(n)
         m.invalid.labels("undecodable_batch").inc(n)
+        m.slo.valid(False, n)
         value, dlq = skipped_batch_letter(skip, self.settings.kafka.dlq_max_value_bytes)
         await self._send(self.settings.kafka.dlq_topic, None, value, dlq)
         m.events.labels("dead_lettered").inc()

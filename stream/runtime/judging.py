@@ -157,6 +157,7 @@ class JudgeService:
                 outcomes.extend(run)
         gates = dict(self.gates(outcomes)) if self.gates is not None else {}
         result = JudgeResult(event.event_id, event.service, outcomes, gates, reason)
+        result.prompt_version = event.prompt_version
         result.compound = self.compound.score(result.scores())
         result.compound_inputs = tuple(m for m, w in self.compound.weights.items() if w > 0)
         self.exporter.export(event.event_id, result)

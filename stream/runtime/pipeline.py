@@ -144,6 +144,8 @@ class Pipeline:
         self.scanner = Scanner(self.detectors)  # one pass per text for all their patterns
         self.dedupe = Dedupe(settings.dedupe.window_size)
         self.metrics = metrics
+        if metrics is not None:
+            metrics.declare_slos(settings.slos)
         self.export = EventMetrics(metrics) if metrics is not None else None
         self._logged_failures: set[str] = set()
         self.sampler = sampler

@@ -6,6 +6,7 @@ The same names are used in the Helm values (`config:` block).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -31,6 +32,7 @@ from pydantic_settings import (
 )
 
 from exporters.alert_settings import AlertSettings
+from exporters.slo_settings import DEFAULT_SLOS, SloSpec
 from monitors.drift.monitor import DriftSettings
 from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings
@@ -281,6 +283,10 @@ class Settings(BaseSettings):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     sampling: SamplerSettings = Field(default_factory=SamplerSettings)
     gates: GateSettings = Field(default_factory=GateSettings)
+    slos: list[SloSpec] = Field(
+        default_factory=lambda: [SloSpec.model_validate(d) for d in DEFAULT_SLOS],
+        description="quality SLOs (docs/slo.md): name, sli, objective, period, ...; [] for none",
+    )
     data_dir: Path = Field(
         Path(tempfile.gettempdir()) / "ragpulse",
         description="writable working directory of the stream engine (faust datadir)",
@@ -289,6 +295,15 @@ class Settings(BaseSettings):
         "INFO", description="DEBUG also shows faust/aiokafka internals"
     )
     shutdown_timeout_s: float = Field(20.0, gt=0, description="drain deadline after SIGTERM")
+
+    @field_validator("slos")
+    @classmethod
+    def _unique_slos(cls, v: list[SloSpec]) -> list[SloSpec]:
+        names = [s.name for s in v]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"SLO names must be unique: {twice}")
+        return v
 
     @classmethod
     def settings_customise_sources(
@@ -360,6 +375,10 @@ def settings_reference(model: type[BaseModel] = Settings, prefix: str = "") -> l
         path = f"{prefix}{name}"
         env = "RAGPULSE_" + path.upper().replace(".", "__")
         default = field.get_default(call_default_factory=True)
-        shown = "(secret)" if ann is SecretStr or "SecretStr" in str(ann) else repr(default)
+        if isinstance(default, list) and default and isinstance(default[0], BaseModel):
+            items = [m.model_dump(mode="json", exclude_defaults=True) for m in default]
+            shown = json.dumps(items, separators=(", ", ": "))
+        else:
+            shown = "(secret)" if ann is SecretStr or "SecretStr" in str(ann) else repr(default)
         rows.append(f"| `{path}` | `{env}` | `{shown}` | {field.description or ''} |")
     return rows

@@ -21,7 +21,8 @@ from grafana_foundation_sdk.models import prometheus as prom_model
 from exporters.dashboard import DRIFT_ANNOTATION_EXTRAS, render_dashboard
 from exporters.dashboard_panels import REFERENCE_PANEL_METRICS
 from exporters.prometheus import Metrics
-from exporters.rules import AlertSettings
+from exporters.rules import AlertSettings, render_rule_groups
+from exporters.slo_settings import DEFAULT_SLOS, SloSpec
 from monitors.evaluation.reference_summary import REFERENCE_METRICS
 from stream.runtime.sampler import SAMPLED_REASONS
 
@@ -103,6 +104,7 @@ def test_layout_ids_and_datasource_references(alerts: AlertSettings) -> None:
         cells |= mine
     rows = [p for p in board["panels"] if p["type"] == "row"]
     assert [r["title"].split(":")[0] for r in rows] == [
+        "Quality SLOs",
         "Stream",
         "Detectors",
         "Judge metrics, gates and drift",
@@ -279,10 +281,17 @@ def exposed_names() -> set[str]:
 def test_every_query_names_only_families_the_exporter_registers(alerts: AlertSettings) -> None:
     exposed = exposed_names()
     assert {"ragpulse_compound_score", "ragpulse_compound_weight"} <= exposed
+    slos = [SloSpec.model_validate(d) for d in DEFAULT_SLOS]
+    recorded = {
+        r["record"] for g in render_rule_groups(alerts, slos)["groups"] for r in g["rules"]
+        if "record" in r
+    }  # fmt: skip
     for name, expr in queries(render_dashboard(alerts)).items():
         used = set(re.findall(r"\bragpulse_\w+", expr))
-        assert used, f"{name}: {expr}"
+        rules = set(re.findall(r"\bragpulse:[\w:]+", expr))
+        assert used or rules, f"{name}: {expr}"
         assert used <= exposed, f"{name} reads unregistered series {used - exposed}: {expr}"
+        assert rules <= recorded, f"{name} reads series no rule records {rules - recorded}"
 
 
 def test_reference_row_panels() -> None:

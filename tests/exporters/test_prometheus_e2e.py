@@ -19,7 +19,11 @@ cutoff excuses and invented identifiers). The tests run in file order on one sta
    prompt_version labels;
 4. every dashboard panel query returns data, except the documented `EXEMPT` ones;
 5. the drift annotation marks the alarms' raise (each stream's gauge is exported at 0 from
-   the stream's first event, so the raise is a change).
+   the stream's first event, so the raise is a change);
+6. the default `pii-free` SLO (99 % of turns leak no PII) pages (RagpulseErrorBudgetBurn,
+   severity page) for both services after the switch (the degraded prompt leaks PII in
+   12-18 % of turns), Alertmanager delivers the page with `slo`, `service` and the runbook
+   URL, and the SLO was evaluated and under budget in the healthy phase.
 
 Settings (one YAML file for the demo, `rules export` and `dashboards export`): every alert's
 `for` is 5 s; the failure-mode and dead-letter alerts use a 30 s window and judge a ratio only
@@ -27,7 +31,9 @@ on at least 1,000 events per window (the defaults are 10m / 15m and 100). At 100
 (about 50 per service) a window then holds about 1,500 turns per service, and the bundled
 traffic's healthy rates stay below every ceiling in every such window (see
 tests/stream/demo/test_traffic.py `test_baseline_rates_stay_below_the_alert_ceilings`).
-Thresholds, severities and the drift detectors keep their defaults.
+Thresholds, severities and the drift detectors keep their defaults. The SLOs are the
+defaults, their windows and periods scaled by `alerts.slo_burn.time_scale` = 1/60 (the 1h/5m
+page reads 1m/5s, the 3d/6h ticket 72m/6m, the 30d period 12h; burn factors unchanged).
 
 Judge: the default embedded judge, as `make demo` runs it (no network; at this rate it
 takes most of one core, and its bounded queue sheds load rather than slowing the detector
@@ -78,12 +84,19 @@ DEGRADE_AFTER = 60  # s of healthy traffic before the degraded prompt version
 DEMO_MAX_S = 300  # the demo stops by itself after this, whatever happens to the test
 FOR = "5s"  # every alert's `for`
 WINDOW, MIN_EVENTS = "30s", 1000  # failure-mode and dead-letter alerts
+SLO_SCALE = 1 / 60  # alerts.slo_burn.time_scale: every SLO window and period / 60
 NAMESPACE = "ragpulse-e2e"  # a target label, as a ServiceMonitor would attach it
 RUNBOOK = "https://runbooks.example.com/ragpulse/runbook.md"
 HEALTHY, DEGRADED = "v1.4", "v1.5-degraded"
 SWITCH_LINE = "demo: switching traffic to the degraded phase"
 #: failure-mode rates the degraded phase raises (stream/demo/traffic.py DEGRADED_X)
-DRIFTING = {"refusal", "false_rejection", "training_cutoff_excuse", "invented_identifier"}
+DRIFTING = {
+    "refusal",
+    "false_rejection",
+    "training_cutoff_excuse",
+    "invented_identifier",
+    "pii_leak",
+}
 #: (service, failure_mode) alerts the degraded version must fire: invented identifiers x4
 #: (it-support ~10 % of turns) and training-cutoff excuses x3 (earnings-qa ~7.5 %), both far
 #: above the 5 % ceiling; false_rejection (~11 %) sits too close to its 10 % one to require
@@ -116,6 +129,7 @@ def e2e_settings() -> dict[str, Any]:
             alerts[name] = {"for_duration": FOR}
     for name in ("failure_modes", "dead_letters"):
         alerts[name].update(window=WINDOW, min_events=MIN_EVENTS)
+    alerts["slo_burn"]["time_scale"] = SLO_SCALE
     return {"server": {"host": "127.0.0.1"}, "judge": {"type": "embedded"}, "alerts": alerts}
 
 
@@ -297,6 +311,7 @@ def test_rules_load_healthy_and_nothing_fires_on_healthy_traffic(stack: Stack) -
         polls += 1
         armed_polls += bool(prom.query(armed))
         time.sleep(1)
+    stack.cache["switched_at"] = time.time()  # within a second of the switch
     assert seen == {}, (
         f"alerts pending or firing on healthy traffic ({polls} polls):\n"
         + describe(list(seen.values()))
@@ -436,3 +451,51 @@ def test_drift_annotation_marks_the_raise(stack: Stack) -> None:
     (note,) = [a for a in stack.dashboard["annotations"]["list"] if "expr" in a]
     # at the end of the range the alarms were raised less than 2m ago
     assert stack.prometheus.query(grafana_expr(note["expr"], values, when), at=when.end), note
+
+
+def _slo_pages(prom: Prometheus) -> list[dict[str, Any]]:
+    return [
+        a
+        for a in prom.alerts()
+        if a["labels"]["alertname"] == "RagpulseErrorBudgetBurn"
+        and a["labels"]["severity"] == "page"
+        and a["state"] == "firing"
+    ]
+
+
+def test_degraded_phase_pages_on_the_failure_free_slo_budget(stack: Stack) -> None:
+    stack.degraded_alerts()
+    prom = stack.prometheus
+    services = ("earnings-qa", "it-support")  # ~18 % and ~12 % of turns leak when degraded
+    pages = wait_until(
+        "RagpulseErrorBudgetBurn pages for pii-free, both services",
+        lambda: {a["labels"]["service"]: a for a in _slo_pages(prom)
+                 if a["labels"]["slo"] == "pii-free"}.keys() >= set(services)
+        and _slo_pages(prom),
+        timeout=120,
+        detail=stack.diagnostics,
+    )  # fmt: skip
+    assert all(float(a["value"]) > 6 for a in pages), describe(pages)  # burn above a factor
+    labels = {"slo": "pii-free", "service": "earnings-qa", "severity": "page"}
+    got = wait_until(
+        "Alertmanager to deliver the SLO page to the webhook",
+        functools.partial(_delivered, stack.webhook, "RagpulseErrorBudgetBurn", **labels),
+        timeout=60,
+        detail=lambda: json.dumps(stack.webhook.payloads(), indent=1)[-4000:],
+    )
+    payload, alert = got[0]["payload"], got[0]["alert"]
+    (stack.tmp / "slo_page_payload.json").write_text(json.dumps(payload, indent=1))
+    print("Alertmanager webhook payload of the SLO page:\n" + json.dumps(payload, indent=1))
+    assert alert["labels"]["severity"] == "page" and alert["labels"]["namespace"] == NAMESPACE
+    assert alert["annotations"]["runbook_url"] == f"{RUNBOOK}#ragpulseerrorbudgetburn", alert
+    assert float(alert["annotations"]["burn_rate"]) > 6, alert
+    assert alert["annotations"]["budget_used"].endswith("%"), alert
+    # the healthy phase was evaluated and under budget (test 1: nothing fired then)
+    switched = stack.cache.get("switched_at", time.time())
+    for service in services:
+        burn = (  # the 3d/6h ticket's long window, scaled
+            'ragpulse:slo_burn_rate:rate1h12m{slo="pii-free", service="' + service + '"}'
+        )
+        series = prom.query_range(burn, switched - 30, switched - 3, 1)
+        values = [float(v) for _, v in series[0]["values"]] if series else []
+        assert values and max(values) < 1, (service, values)

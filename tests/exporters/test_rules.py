@@ -22,6 +22,7 @@ from exporters.rules import (
     render_rule_groups,
     to_yaml,
 )
+from exporters.slo_settings import DEFAULT_SLOS, SloSpec
 
 REPO = Path(__file__).resolve().parents[2]
 POD = 'namespace="rag", job="ragpulse", instance="10.0.0.7:9108"'
@@ -511,12 +512,17 @@ def test_prometheus_rule_object_holds_the_same_checked_groups(tmp_path: Path) ->
 def test_every_alert_has_severity_annotations_and_a_runbook_section() -> None:
     runbook = (REPO / "docs" / "runbook.md").read_text(encoding="utf-8")
     headings = {h.lower() for h in re.findall(r"^## (\w+)\s*$", runbook, flags=re.M)}
-    rules = [r for g in render_rule_groups(AlertSettings())["groups"] for r in g["rules"]]
+    slos = [SloSpec.model_validate(d) for d in DEFAULT_SLOS]
+    groups = render_rule_groups(AlertSettings(), slos)["groups"]
+    rules = [r for g in groups for r in g["rules"]]
     alerts = [r for r in rules if "alert" in r]
     assert {r["alert"] for r in alerts} == set(ALERT_NAMES)
     for rule in alerts:
         assert rule["labels"]["severity"] in {"page", "ticket"}
-        assert set(rule["annotations"]) == {"summary", "description", "runbook_url"}
+        extra = (
+            {"burn_rate", "budget_used"} if rule["alert"] == "RagpulseErrorBudgetBurn" else set()
+        )
+        assert set(rule["annotations"]) == {"summary", "description", "runbook_url", *extra}
         anchor = rule["annotations"]["runbook_url"].split("#")[1]
         assert anchor in headings, anchor
         # labels are bounded: no templating, no spaces

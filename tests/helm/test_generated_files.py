@@ -7,6 +7,7 @@ from pathlib import Path
 
 from exporters.dashboard import render_dashboard
 from exporters.rules import AlertSettings, render_rule_groups, to_yaml
+from exporters.slo_settings import DEFAULT_SLOS, SloSpec
 
 FILES = Path(__file__).resolve().parents[2] / "helm" / "ragpulse" / "files"
 REGENERATE = (
@@ -17,7 +18,8 @@ REGENERATE = (
 
 def test_chart_rules_are_the_generated_rules() -> None:
     shipped = (FILES / "prometheus-rules.yaml").read_text()
-    assert shipped == to_yaml(render_rule_groups(AlertSettings())), REGENERATE
+    slos = [SloSpec.model_validate(d) for d in DEFAULT_SLOS]  # the default `slos`
+    assert shipped == to_yaml(render_rule_groups(AlertSettings(), slos)), REGENERATE
 
 
 def test_chart_dashboard_is_the_generated_dashboard() -> None:

@@ -206,6 +206,8 @@ def test_the_commented_tonality_example_is_valid_settings() -> None:
         ({"judge": {"compound": {"weights": {"faithfulness": -1}}}}, "compound/weights"),
         ({"judge": {"compound": {"weights": {"faithfulness": "high"}}}}, "want number"),
         ({"sampling": {"references": "yes"}}, "at '/config/sampling/references'"),
+        ({"slos": [{"name": "x", "sli": "latency", "objective": 0.9}]}, "/config/slos/0/sli"),
+        ({"slos": [{"name": "x", "sli": "valid_events", "objective": 99}]}, "/config/slos/0"),
     ],
 )
 def test_schema_checks_weights_and_references(

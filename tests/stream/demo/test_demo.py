@@ -103,7 +103,9 @@ def test_demo_shows_every_detector_within_30s_and_the_regression(tmp_path) -> No
                 for (name, labels), v in scrape(f"http://127.0.0.1:{port}/metrics").items()
                 if name == "ragpulse_drift_alarm" and v == 1
             }
-        assert up & {"refusal", "invented_identifier", "training_cutoff_excuse"}, log.read_text()
+        assert up & {"refusal", "invented_identifier", "training_cutoff_excuse", "pii_leak"}, (
+            log.read_text()
+        )
         match = re.search(r"broker on (127\.0\.0\.1:\d+)", log.read_text())
         assert match is not None
         alarms = [json.loads(r.value) for r in consume_all(match.group(1), "rag.alarms", len(up))]

@@ -155,21 +155,21 @@ def test_baseline_rates_are_realistic(baseline: list[Generated]) -> None:
     assert sum(1 for it in valid if not it.truth) / len(valid) >= 0.74
 
 
-def test_degraded_phase_raises_three_rates(
+def test_degraded_phase_raises_four_rates(
     baseline: list[Generated], degraded: list[Generated]
 ) -> None:
     base, worse = _rates(baseline), _rates(degraded)
     assert worse["false_rejection"] >= 3.0 * base["false_rejection"]
     assert worse["training_cutoff_excuse"] >= 2.2 * base["training_cutoff_excuse"]
     assert worse["invented_identifier"] >= 3.0 * base["invented_identifier"]
+    # the redaction step is gone: a PII leak in 12-18 % of turns (baseline ~0.35 %)
+    assert worse["pii_leak"] >= 0.10 and worse["pii_leak"] >= 25 * base["pii_leak"]
     for mode in set(FAILURE_MODES) - {
         "false_rejection",
         "training_cutoff_excuse",
         "invented_identifier",
+        "pii_leak",
     }:
-        if mode == "pii_leak":  # ~15 in 3,000 turns: too few for a two-sided ratio
-            assert worse[mode] <= 1.6 * base[mode] and worse[mode] < 0.005
-            continue
         assert 0.6 <= worse[mode] / base[mode] <= 1.6, mode
     versions = {ev["prompt_version"] for _, ev in _valid(degraded)}
     assert versions == {"v1.5-degraded"}
