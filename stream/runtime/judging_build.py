@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 from exporters.otel import OtelEvents
@@ -13,6 +14,9 @@ from stream.runtime.settings import ConfigError, Settings
 __all__ = ["build_judging"]
 
 
+log = logging.getLogger(__name__)
+
+
 def build_judging(
     settings: Settings, prom: Metrics | None = None, events: OtelEvents | None = None
 ) -> JudgeService | None:
@@ -22,6 +26,9 @@ def build_judging(
     """
     js = settings.judge
     if js.type == "none":
+        judged = [s.name for s in settings.slos if s.sli in ("judge_pass", "reference_correct")]
+        if judged:
+            log.warning("judge.type is none: the SLOs %s count no events", judged)
         return None
     import monitors.judges
     import monitors.metrics  # noqa: F401  (registers the built-in metrics)
@@ -60,6 +67,16 @@ def build_judging(
             f"judge.compound.weights names scores no enabled metric produces: {unscored}; "
             f"enabled outputs: {sorted(outputs)}"
         )
+    reference = {o for m in built if "reference" in m.needs for o in m.outputs}
+    for i, slo in enumerate(settings.slos):
+        if slo.sli == "reference_correct" and slo.metric not in reference:
+            problem = (
+                f"slos.{i}.metric: {slo.metric!r} is not a reference-based score of the enabled"
+                f" judge metrics; they give {sorted(reference) or 'none'} (judge.metrics)"
+            )
+            if "slos" in settings.model_fields_set:  # configured: a mistake
+                raise ConfigError(problem)
+            log.warning("%s: the default SLO %s counts no events", problem, slo.name)
     gates = settings.gates
 
     def evaluate(outcomes: Sequence[MetricOutcome]) -> Mapping[str, bool | None]:

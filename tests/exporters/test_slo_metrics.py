@@ -133,3 +133,18 @@ def test_slos_from_the_environment_and_the_burn_windows(monkeypatch: pytest.Monk
     with pytest.raises(ConfigError) as info:
         load_settings()
     assert "alerts.slo_burn.windows.0" in str(info.value) and "shorter than long" in str(info.value)
+
+
+def test_a_reference_slo_needs_a_reference_score_of_the_enabled_metrics(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from stream.runtime.judging_build import build_judging
+
+    narrowed = {"type": "embedded", "metrics": ["faithfulness"]}
+    canary = [SLOS[4]]
+    with pytest.raises(ConfigError, match=r"slos\.0\.metric: 'answer_correctness' is not"):
+        build_judging(load_settings(judge=narrowed, slos=canary))
+    # the defaults only warn: narrowing judge.metrics must not stop a sidecar
+    assert build_judging(load_settings(judge=narrowed)) is not None
+    assert "the default SLO canary-correct counts no events" in caplog.text
+    assert build_judging(load_settings(judge={"type": "embedded"}, slos=canary)) is not None
