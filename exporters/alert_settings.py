@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from exporters.slo_settings import SloBurnAlert
 
@@ -17,6 +17,7 @@ __all__ = [
     "ALERT_NAMES",
     "DURATION_PATTERN",
     "LABEL_PATTERN",
+    "RESERVED_LABELS",
     "AlertBase",
     "AlertSettings",
 ]
@@ -30,6 +31,13 @@ Duration = Annotated[str, Field(pattern=DURATION_PATTERN)]
 LabelName = Annotated[str, Field(pattern=LABEL_PATTERN)]
 Severity = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
+
+#: labels ragpulse's alerts carry from their expressions or set per alert: a static label
+#: (`alerts.labels`) of one of these names would overwrite them
+RESERVED_LABELS = frozenset({
+    "alertname", "severity", "service", "prompt_version", "failure_mode", "metric",
+    "detector", "gate", "judge", "partition", "slo", "long_window", "short_window",
+})  # fmt: skip
 
 #: every alert ragpulse generates; docs/runbook.md has one section (anchor) per name
 ALERT_NAMES = (
@@ -174,8 +182,8 @@ class AlertSettings(_Section):
 
     @field_validator("labels")
     @classmethod
-    def _reserved(cls, v: dict[str, str]) -> dict[str, str]:
-        clash = sorted({"severity", "alertname"} & set(v))
+    def _reserved(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        clash = sorted((RESERVED_LABELS | set(info.data.get("aggregate_by") or ())) & set(v))
         if clash:
             raise ValueError(f"{clash} are set by ragpulse per alert")
         return v

@@ -67,8 +67,15 @@ class EventMetrics:
         self.metrics.slo.valid(True)
 
     def scored(
-        self, event: Event, detections: list[Detection], modes: list[str], elapsed: float
+        self,
+        event: Event,
+        detections: list[Detection],
+        modes: list[str],
+        elapsed: float,
+        complete: bool = True,
     ) -> None:
+        """One scored turn; `complete` False when a detector raised on it: its failure_free
+        SLOs count it neither good nor bad (a crashed detector is no evidence of health)."""
         m, child = self.metrics, self._child
         self._scored.inc()
         m.detect_seconds.observe(elapsed)
@@ -87,7 +94,10 @@ class EventMetrics:
         scored, service, prompt, slos = deployment
         scored.inc()
         for bad_modes, good, bad in slos:  # failure_free SLOs
-            (bad if modes and not bad_modes.isdisjoint(modes) else good).inc()
+            if modes and not bad_modes.isdisjoint(modes):
+                bad.inc()
+            elif complete:
+                good.inc()
         for valid in m.slo.valid_good:
             valid.inc()
         for d in detections:

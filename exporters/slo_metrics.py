@@ -70,7 +70,13 @@ class SloCounters:
     def for_deployment(
         self, raw_service: str | None, service: str, prompt_version: str
     ) -> tuple[tuple[frozenset[str], Any, Any], ...]:
-        """The failure_free SLOs covering a deployment: (bad modes, good child, bad child)."""
+        """The failure_free SLOs covering a deployment: (bad modes, good child, bad child).
+        The judge SLOs' children of the deployment are created too, at 0: its first judged
+        verdicts then count in `rate()` (a series that appears at 1 loses its first count)."""
+        judged = [(n, s) for n, s, _ in self.judge_pass] + [(n, s) for n, s, *_ in self.reference]
+        for name, services in judged:
+            if _selects(services, raw_service):
+                self.pair(name, service, prompt_version)
         return tuple(
             (modes, *self.pair(name, service, prompt_version))
             for name, services, modes in self.failure_free

@@ -3,11 +3,13 @@ multiwindow, multi-burn-rate alerts `RagpulseErrorBudgetBurn` (docs/slo.md).
 
 Two groups:
 
-- `ragpulse-slo`, every evaluation interval: each SLO's objective as a constant series
-  (`ragpulse:slo_objective`), then for every window an alert reads (`alerts.slo_burn.windows`,
-  times `time_scale`) the event rate, the error ratio and the burn rate (error ratio /
-  budget) per deployment, SLO and service, then the alerts: per SLO and window pair, burn
-  above the pair's factor over both windows and at least `min_events` in the long one.
+- `ragpulse-slo`, every evaluation interval: each SLO's objective and budget as constant
+  series, then for every window an alert reads (`alerts.slo_burn.windows`, times
+  `time_scale`) the event rate and the error ratio per deployment, SLO and service, and
+  per SLO the burn rate (error ratio / its budget, a number), then the alerts: per SLO
+  and window pair that can fire, burn above the pair's factor over both windows and at
+  least `min_events` in the long one. The 1d and 3d windows read a day or three of raw
+  samples at every evaluation, like every rule built on raw counters here.
 - `ragpulse-slo-period`, once a minute (times `time_scale`): the error ratio and the share
   of the budget used over each SLO's whole period (`increase` over 30d is the costly query;
   it is not needed every few seconds).
@@ -24,6 +26,13 @@ from exporters.slo_settings import BurnWindow, SloSpec, scaled_duration, seconds
 __all__ = ["BURN_ALERT", "SloRules"]
 
 BURN_ALERT = "RagpulseErrorBudgetBurn"
+
+
+def _budget(s: SloSpec) -> str:
+    """1 - objective, as PromQL writes it (0.99 -> 0.01, not 0.010000000000000009)."""
+    return f"{1 - s.objective:.12g}"
+
+
 EVENTS = "ragpulse_slo_events_total"
 
 Rule = dict[str, Any]
@@ -53,7 +62,11 @@ class SloRules:
         rules = [r for s in self.slos for r in self._objective(s)]
         for w in self.windows():
             rules += self._window(w)
-        rules += [self._alert(s, b) for s in self.slos for b in self.cfg.windows]
+        for w in self.windows():
+            rules += [self._burn(s, w) for s in self.slos]
+        # a pair whose factor x budget is 1 or more cannot fire (every event bad is a burn
+        # of 1 / budget): left out, docs/slo.md lists which
+        rules += [self._alert(s, b) for s in self.slos for b in self.cfg.windows if b.can_fire(s)]
         period = [r for s in self.slos for r in self._period(s)]
         return [
             {"name": "ragpulse-slo", "rules": rules},
@@ -65,9 +78,9 @@ class SloRules:
     def _objective(s: SloSpec) -> list[Rule]:
         labels = {"slo": s.name}
         return [
-            {"record": "ragpulse:slo_objective", "expr": f"vector({s.objective:g})",
+            {"record": "ragpulse:slo_objective", "expr": f"vector({s.objective:.12g})",
              "labels": dict(labels)},
-            {"record": "ragpulse:slo_error_budget", "expr": f"vector({1 - s.objective:.6g})",
+            {"record": "ragpulse:slo_error_budget", "expr": f"vector({_budget(s)})",
              "labels": dict(labels)},
         ]  # fmt: skip
 
@@ -81,11 +94,17 @@ class SloRules:
                 "expr": f'sum {self.by} (rate({EVENTS}{{outcome="bad"}}[{w}]))\n'
                 f"  /\n({events} > 0)",
             },
-            {  # error ratio / error budget: 1 spends the budget exactly in the period
-                "record": f"ragpulse:slo_burn_rate:rate{w}",
-                "expr": f"{ratio}\n  / on (slo) group_left\nragpulse:slo_error_budget",
-            },
         ]
+
+    @staticmethod
+    def _burn(s: SloSpec, w: str) -> Rule:
+        """Error ratio / error budget (1 spends the budget exactly in the period). One rule
+        per SLO, the budget a number: no join on a series another release might also write."""
+        return {
+            "record": f"ragpulse:slo_burn_rate:rate{w}",
+            "expr": f'ragpulse:slo_error_ratio:rate{w}{{slo="{s.name}"}} / {_budget(s)}',
+            "labels": {"slo": s.name},
+        }
 
     def _period(self, s: SloSpec) -> list[Rule]:
         p, sel = self.scaled(s.period), f'slo="{s.name}"'
@@ -98,7 +117,7 @@ class SloRules:
              "labels": dict(one)},
             {
                 "record": "ragpulse:slo_error_budget_used:period",
-                "expr": f"ragpulse:slo_error_ratio:period{{{sel}}} / {1 - s.objective:.6g}",
+                "expr": f"ragpulse:slo_error_ratio:period{{{sel}}} / {_budget(s)}",
                 "labels": dict(one),
             },
         ]  # fmt: skip

@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from stream.contract.failure_modes import FAILURE_MODES
 
@@ -88,7 +95,9 @@ class SloSpec(_Section):
         description="services the SLO covers (their raw `service` field); empty: all",
     )
     failure_modes: list[str] = Field(
-        default_factory=list, description="failure_free: a turn with any of these is bad"
+        default_factory=list,
+        validate_default=True,
+        description="failure_free: a turn with any of these is bad",
     )
     gate: Literal["critical", "quality", "diagnostic"] = Field(
         "critical", description="judge_pass: the gate a good judged turn passes"
@@ -104,28 +113,40 @@ class SloSpec(_Section):
         " (docs/slo.md: sizing the guard)",
     )
 
-    @model_validator(mode="after")
-    def _coherent(self) -> SloSpec:
-        if self.sli == "failure_free":
-            if not self.failure_modes:
+    @field_validator("period")
+    @classmethod
+    def _period(cls, v: str) -> str:
+        if seconds(v) < 3600:
+            raise ValueError("period shorter than 1h")
+        return v
+
+    @field_validator("services")
+    @classmethod
+    def _services(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if v and info.data.get("sli") == "valid_events":
+            raise ValueError("valid_events counts messages before they have a service: no services")
+        return v
+
+    @field_validator("failure_modes")
+    @classmethod
+    def _modes(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        sli = info.data.get("sli")
+        if sli == "failure_free":
+            if not v:
                 raise ValueError(
                     "failure_free needs failure_modes (the modes that make a turn bad)"
                 )
-            unknown = sorted(set(self.failure_modes) - set(FAILURE_MODES))
+            unknown = sorted(set(v) - set(FAILURE_MODES))
             if unknown:
                 raise ValueError(f"unknown failure_modes {unknown}; known: {list(FAILURE_MODES)}")
-        elif self.failure_modes:
-            raise ValueError(f"failure_modes apply to sli failure_free, not {self.sli}")
-        if self.sli == "valid_events" and self.services:
-            raise ValueError("valid_events counts messages before they have a service: no services")
-        if seconds(self.period) < 3600:
-            raise ValueError("period shorter than 1h")
-        return self
+        elif v:
+            raise ValueError(f"failure_modes apply to sli failure_free, not {sli}")
+        return v
 
 
 #: the demo's two services (docs/slo.md explains each choice)
 DEFAULT_SLOS: tuple[dict[str, object], ...] = (
-    {"name": "pii-free", "sli": "failure_free", "objective": 0.99, "failure_modes": ["pii_leak"]},
+    {"name": "pii-free", "sli": "failure_free", "objective": 0.98, "failure_modes": ["pii_leak"]},
     {"name": "valid-events", "sli": "valid_events", "objective": 0.99},
     {
         "name": "critical-gate",
@@ -166,6 +187,11 @@ class BurnWindow(_Section):
     def factor(self, period: str) -> float:
         """The burn rate that spends `budget_consumed` of the budget in `long`."""
         return self.budget_consumed * seconds(period) / seconds(self.long)
+
+    def can_fire(self, slo: SloSpec) -> bool:
+        """Can the error ratio exceed factor x budget? (Not when every event is bad: a 90 %
+        objective's burn rate tops out at 10, below the 14.4 of the 1h/5m page.)"""
+        return self.factor(slo.period) * (1 - slo.objective) < 1
 
 
 def _workbook() -> list[BurnWindow]:

@@ -13,7 +13,7 @@ not page: PII leaks ~0.35 % of a service's turns against 1 %, every other mode ~
 less against 5 %, malformed messages 0.5 % against the 1 % dead-letter ceiling); the
 ``degraded`` phase (prompt ``v1.5-degraded``) raises false
 rejections (x4), training-cutoff excuses (x3), invented identifiers (x4) and PII leaks
-(x60: the prompt lost its redaction step, 12-18 % of answers leak, which pages on the
+(x100: the prompt lost its redaction step, 20-30 % of answers leak, which pages on the
 default `pii-free` SLO) and lowers answer quality. About 1.25 % of messages (both phases)
 are golden/canary replays
 (:mod:`stream.demo.golden`): a fixed canary question with ``labels.expected_answer``,
@@ -95,7 +95,7 @@ SQRT3 = math.sqrt(3) - 1
 #: share of message indices offered to a canary replay, per phase; an offer is taken when
 #: the index is a single-turn conversation whose turn would be clean, so that replays are
 #: about 1.25 % of messages in both phases (the degraded phase has fewer clean turns)
-GOLDEN_RATE = {"baseline": 0.04, "degraded": 0.053}
+GOLDEN_RATE = {"baseline": 0.04, "degraded": 0.11}  # degraded: fewer clean candidates
 
 # Per-domain probability of each injection "mode" (baseline). Modes without a failure:
 # unl_refusal (refusal on an unlabelled answerable query), reject_ok (correct refusal).
@@ -134,9 +134,9 @@ RATES: dict[str, dict[str, float]] = {
         "quote_para": 0.018,
     },
 }
-# x60 PII: the degraded prompt dropped its redaction step (12-18 % of answers leak), a burn
-# of 12-18x the default 99 % `pii-free` SLO's budget, which pages (docs/slo.md)
-DEGRADED_X = {"fr": 4.0, "unl_refusal": 4.0, "cutoff": 3.0, "invented": 4.0, "pii": 60.0}
+# x100 PII: the degraded prompt dropped its redaction step (20-30 % of answers leak), a burn
+# of 10-15x the default 98 % `pii-free` SLO's budget, which pages (docs/slo.md)
+DEGRADED_X = {"fr": 4.0, "unl_refusal": 4.0, "cutoff": 3.0, "invented": 4.0, "pii": 100.0}
 
 
 # ---------------------------------------------------------------------------- public API

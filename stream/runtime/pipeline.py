@@ -194,7 +194,7 @@ class Pipeline:
         if failed:
             card["detector_errors"] = failed
         if x is not None:
-            x.scored(event, detections, card["failure_modes"], elapsed)
+            x.scored(event, detections, card["failure_modes"], elapsed, not failed)
         alarms: tuple[AlarmEvent, ...] = ()
         if self.observations is not None:
             self._observe(event, detections, card["failure_modes"])

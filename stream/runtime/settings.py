@@ -32,7 +32,7 @@ from pydantic_settings import (
 )
 
 from exporters.alert_settings import AlertSettings
-from exporters.slo_settings import DEFAULT_SLOS, SloSpec
+from exporters.slo_settings import DEFAULT_SLOS, SloSpec, seconds
 from monitors.drift.monitor import DriftSettings
 from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings
@@ -298,11 +298,19 @@ class Settings(BaseSettings):
 
     @field_validator("slos")
     @classmethod
-    def _unique_slos(cls, v: list[SloSpec]) -> list[SloSpec]:
+    def _unique_slos(cls, v: list[SloSpec], info: ValidationInfo) -> list[SloSpec]:
         names = [s.name for s in v]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"SLO names must be unique: {twice}")
+        alerts = info.data.get("alerts")
+        longest = max(alerts.slo_burn.windows, key=lambda w: seconds(w.long)) if alerts else None
+        for i, slo in enumerate(v):
+            if longest is not None and seconds(slo.period) < seconds(longest.long):
+                raise ValueError(
+                    f"slos.{i}.period {slo.period} is shorter than the {longest.long} window of"
+                    " alerts.slo_burn.windows"
+                )
         return v
 
     @classmethod

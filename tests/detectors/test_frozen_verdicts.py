@@ -4,7 +4,9 @@ faster detector path must not change a verdict). Frozen by `python -m bench.perf
 re-freeze only for a deliberate detection change, and say so in the commit. When the
 bundled traffic changes (session 7: golden/canary replays), re-freeze the two traffic
 corpora with the detectors of the last commit (a worktree of it plus the new stream/demo),
-never with detectors being changed in the same commit."""
+never with detectors being changed in the same commit. Session 12 (issue 26) re-froze
+`traffic_degraded` alone, detectors unchanged, when the degraded phase started leaking PII
+in 20-30 % of turns."""
 
 from __future__ import annotations
 

@@ -102,16 +102,21 @@ def test_judge_pass_counts_population_turns_and_reference_correct_reference_turn
 @pytest.mark.parametrize(
     ("slos", "message"),
     [
-        ([{"name": "x", "sli": "failure_free", "objective": 0.99}], "slos.0 (RAGPULSE_SLOS__0)"),
+        ([{"name": "x", "sli": "failure_free", "objective": 0.99}],
+         "slos.0.failure_modes (RAGPULSE_SLOS__0__FAILURE_MODES): Value error, failure_free needs"),
         ([{"name": "x", "sli": "failure_free", "objective": 0.99, "failure_modes": ["pii"]}],
-         "unknown failure_modes ['pii']"),
+         "slos.0.failure_modes (RAGPULSE_SLOS__0__FAILURE_MODES): Value error, unknown"),
+        ([{"name": "x", "sli": "judge_pass", "objective": 0.9, "failure_modes": ["pii_leak"]}],
+         "failure_modes apply to sli failure_free, not judge_pass"),
         ([{"name": "x", "sli": "latency", "objective": 0.99}], "slos.0.sli"),
         ([{"name": "x", "sli": "valid_events", "objective": 1.0}], "slos.0.objective"),
         ([{"name": "X Y", "sli": "valid_events", "objective": 0.9}], "slos.0.name"),
         ([{"name": "x", "sli": "valid_events", "objective": 0.9, "services": ["a"]}],
-         "valid_events counts messages before they have a service"),
+         "slos.0.services (RAGPULSE_SLOS__0__SERVICES): Value error, valid_events counts"),
         ([{"name": "x", "sli": "valid_events", "objective": 0.9, "period": "30m"}],
-         "period shorter than 1h"),
+         "slos.0.period (RAGPULSE_SLOS__0__PERIOD): Value error, period shorter than 1h"),
+        ([{"name": "x", "sli": "valid_events", "objective": 0.9, "period": "1d"}],
+         "slos.0.period 1d is shorter than the 3d window of alerts.slo_burn.windows"),
         ([{"name": "x", "sli": "valid_events", "objective": 0.9}] * 2, "SLO names must be unique"),
         ([{"name": "x", "sli": "valid_events", "objective": 0.9, "typo": 1}], "slos.0.typo"),
     ],
@@ -120,6 +125,36 @@ def test_bad_slos_fail_at_start_naming_the_field(slos: list[Any], message: str) 
     with pytest.raises(ConfigError) as info:
         load_settings(slos=slos)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("label", ["service", "slo", "long_window", "severity", "namespace"])
+def test_static_alert_labels_cannot_overwrite_the_labels_alerts_carry(label: str) -> None:
+    with pytest.raises(ConfigError, match=rf"alerts\.labels .*\['{label}'\] are set by ragpulse"):
+        load_settings(alerts={"labels": {label: "x"}})
+    assert load_settings(alerts={"labels": {"team": "rag"}}).alerts.labels == {"team": "rag"}
+
+
+def test_a_turn_a_detector_crashed_on_is_neither_good_nor_bad_and_judge_pairs_start_at_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = Metrics()
+    pipeline = Pipeline(load_settings(slos=SLOS), m)
+    pii = next(d for d in pipeline.detectors if d.name == "pii")
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("detector bug")
+
+    monkeypatch.setattr(pii, "detect", crash)
+    assert pipeline.process(event(1, "it-support", "The sky is blue [c1].")).outcome == "scored"
+    assert pipeline.process(event(2, "it-support", CUTOFF)).outcome == "scored"
+    assert (
+        count(m, "pii-free", "good", "it-support"),
+        count(m, "pii-free", "bad", "it-support"),
+    ) == (0.0, 0.0)
+    # a mode another detector found still makes the turn bad
+    assert count(m, "it-cutoff", "bad", "it-support") == 1.0
+    labels = {"slo": "gate", "service": "it-support", "prompt_version": "v1", "outcome": "bad"}
+    assert m.registry.get_sample_value("ragpulse_slo_events_total", labels) == 0.0
 
 
 def test_slos_from_the_environment_and_the_burn_windows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from exporters.alert_settings import AlertSettings
 from exporters.rules import render_rule_groups, to_yaml
 from exporters.slo_rules import BURN_ALERT, SloRules
-from exporters.slo_settings import BurnWindow, SloSpec, scaled_duration, seconds
+from exporters.slo_settings import DEFAULT_SLOS, BurnWindow, SloSpec, scaled_duration, seconds
 from stream.runtime.settings import ConfigError, load_settings
 from tests.exporters.test_rules import promtool
 
@@ -65,8 +65,9 @@ def burn(window: tuple[str, str, str, str], phases: Phases, at_min: int) -> dict
     rate (long window) and the budget used over the period, from `share_bad`."""
     severity, long, short, factor = window
     value = share_bad(phases, at_min, WINDOW_MIN[long]) / 0.01
-    # the period group reads at its own pace: the annotation sees its previous evaluation
-    used = humanize_percentage(share_bad(phases, at_min - 1, 30 * DAY) / 0.01)
+    # the period group is evaluated first (`group_eval_order`): the annotation reads its
+    # value of the same minute
+    used = humanize_percentage(share_bad(phases, at_min, 30 * DAY) / 0.01)
     share = {"1h": "2%", "6h": "5%", "1d": "10%", "3d": "10%"}[long]
     return {
         "exp_labels": {**LABELS, "severity": severity, "long_window": long, "short_window": short},
@@ -88,7 +89,14 @@ def run(tmp_path: Path, cases: list[dict[str, Any]], slo: SloSpec = SLO, **alert
     settings = AlertSettings.model_validate(alerts)
     groups = {"groups": SloRules(settings, [slo]).groups()}
     (tmp_path / "rules.yaml").write_text(to_yaml(groups))
-    test = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": cases}
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        # Prometheus runs groups concurrently; pinned here so that the alert's budget_used
+        # annotation reads the period group's value of the same evaluation
+        "group_eval_order": ["ragpulse-slo-period", "ragpulse-slo"],
+        "tests": cases,
+    }
     (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
     promtool("check", "rules", tmp_path / "rules.yaml")
     return promtool("test", "rules", tmp_path / "test.yaml")
@@ -122,14 +130,15 @@ def test_twenty_times_burn_pages_within_the_short_window(tmp_path: Path) -> None
     """A service that starts bad at 20x (20 % of turns) fires the fast page by 5 minutes,
     with every slower alert; after 7 healthy hours (0.5x) the same burn needs about 14.4/20
     of the long window, 43 minutes (the workbook's detection time), and the slow ticket,
-    whose 3d window holds only those 7 hours, comes first."""
+    whose 3d window holds only those 7 hours, comes first (by 15 minutes)."""
     bad: Phases = ((0.2, 60),)
     onset = 7 * 60
     late: Phases = ((0.005, onset), (0.2, 90))
     run(tmp_path, [
         case("20x from the start", traffic(*bad), [check(bad, 5, *ALL)]),
         case("20x after 7 healthy hours", traffic(*late), [
-            check(late, onset + 5),  # not even the slow ticket yet
+            check(late, onset + 10),  # not even the slow ticket yet
+            check(late, onset + 15, TICKET_SLOW),  # its 3d window holds only 7 h
             check(late, onset + 38, TICKET_SLOW),
             check(late, onset + 48, PAGE_FAST, TICKET_SLOW),
         ]),
@@ -199,3 +208,18 @@ def test_rules_export_from_the_settings_holds_the_default_slos(tmp_path: Path) -
     assert "SUCCESS" in promtool("check", "rules", tmp_path / "rules.yaml")
     alerts = [r for g in doc["groups"] for r in g["rules"] if r.get("alert") == BURN_ALERT]
     assert {a["labels"]["slo"] for a in alerts} == {s.name for s in settings.slos}
+
+
+def test_pairs_that_cannot_fire_are_left_out() -> None:
+    """Every event bad is a burn of 1 / budget: 10 at 90 % (no 14.4 page), 5 at 80 % (no
+    page at all)."""
+    slos = [SloSpec.model_validate(d) for d in DEFAULT_SLOS]
+    groups = SloRules(AlertSettings(), slos).groups()
+    pairs = {
+        (r["labels"]["slo"], r["labels"]["long_window"])
+        for r in groups[0]["rules"]
+        if r.get("alert") == BURN_ALERT
+    }
+    assert {w for s, w in pairs if s == "pii-free"} == {"1h", "6h", "1d", "3d"}
+    assert {w for s, w in pairs if s == "critical-gate"} == {"6h", "1d", "3d"}
+    assert {w for s, w in pairs if s == "canary-correct"} == {"1d", "3d"}

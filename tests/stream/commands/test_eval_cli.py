@@ -81,7 +81,8 @@ def test_degraded_traffic_is_a_significant_regression(
     assert _json(cur)["exit"]["code"] == 4  # the report records the code the process exits with
     modes = _json(cur)["regressions"]["failure_modes"]
     assert modes["false_rejection"]["regressed"] and modes["false_rejection"]["p_adjusted"] < 0.05
-    assert not modes["pii_leak"]["regressed"]
+    assert modes["pii_leak"]["regressed"]  # the degraded prompt lost its redaction step
+    assert not modes["financial_advice"]["regressed"]  # unchanged
 
 
 def test_labels_file_is_merged_into_the_events(sample: dict[str, Path], tmp_path: Path) -> None:

@@ -162,8 +162,8 @@ def test_degraded_phase_raises_four_rates(
     assert worse["false_rejection"] >= 3.0 * base["false_rejection"]
     assert worse["training_cutoff_excuse"] >= 2.2 * base["training_cutoff_excuse"]
     assert worse["invented_identifier"] >= 3.0 * base["invented_identifier"]
-    # the redaction step is gone: a PII leak in 12-18 % of turns (baseline ~0.35 %)
-    assert worse["pii_leak"] >= 0.10 and worse["pii_leak"] >= 25 * base["pii_leak"]
+    # the redaction step is gone: a PII leak in 20-30 % of turns (baseline ~0.35 %)
+    assert worse["pii_leak"] >= 0.15 and worse["pii_leak"] >= 25 * base["pii_leak"]
     for mode in set(FAILURE_MODES) - {
         "false_rejection",
         "training_cutoff_excuse",
