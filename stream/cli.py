@@ -172,6 +172,13 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--port", type=int, default=None, help="metrics port (default server.port)")
     d.add_argument("--seed", type=int, default=7)
 
+    b = sub.add_parser(
+        "broker",
+        help="a local Kafka-protocol broker for trying ragpulse (memory only, not production)",
+    )
+    b.add_argument("--port", type=int, default=9092, help="listen port (default 9092; 0: free)")
+    b.add_argument("--host", default="127.0.0.1", help="listen address (default loopback)")
+
     c = sub.add_parser("config", help="show the effective configuration, secrets masked")
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--print", action="store_true", help="print the effective configuration")
@@ -204,8 +211,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _cmd_broker(settings: Settings, args: argparse.Namespace) -> int:
+    from stream.demo import serve_broker
+
+    return serve_broker(args.port or None, args.host)
+
+
 _COMMANDS = {
     "run": _cmd_run,
+    "broker": _cmd_broker,
     "score": _cmd_score,
     "demo": _cmd_demo,
     "config": _cmd_config,

@@ -5,8 +5,8 @@ Public API (what the CLI, the benchmarks and the tests use):
 - :func:`generate` and :func:`write_jsonl` / :func:`write_truth` / :func:`write_dataset`:
   the seeded traffic with its ground truth (:class:`Generated`, :data:`FAILURE_MODES`,
   :data:`MALFORMED_KINDS`), from :mod:`stream.demo.traffic`;
-- :class:`EmbeddedBroker` and :func:`free_port`: the Tansu broker on loopback
-  (:mod:`stream.demo.broker`);
+- :class:`EmbeddedBroker` and :func:`free_port`: the Tansu broker on loopback, and
+  :func:`serve_broker`, `ragpulse broker` (:mod:`stream.demo.broker`);
 - :func:`run_demo`: broker + traffic + the real sidecar (:mod:`stream.demo.run`), imported
   on first use, so ``from stream.demo import free_port`` stays light.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stream.demo.broker import EmbeddedBroker, free_port
+from stream.demo.broker import EmbeddedBroker, free_port, serve_broker
 from stream.demo.traffic import (
     FAILURE_MODES,
     MALFORMED_KINDS,
@@ -41,6 +41,7 @@ __all__ = [
     "free_port",
     "generate",
     "run_demo",
+    "serve_broker",
     "write_dataset",
     "write_jsonl",
     "write_truth",

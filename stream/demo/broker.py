@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["EmbeddedBroker", "free_port"]
+__all__ = ["EmbeddedBroker", "free_port", "serve_broker"]
 
 log = logging.getLogger(__name__)
 
@@ -122,3 +122,39 @@ class EmbeddedBroker:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def serve_broker(port: int | None = None, host: str = "127.0.0.1") -> int:
+    """`ragpulse broker`: run the embedded broker in the foreground until SIGTERM / Ctrl-C,
+    printing its bootstrap address. For trying ragpulse with a producer of one's own:
+    memory only, one node, no security; not for production. Exit 0 after a signal, 1 if
+    the broker cannot start or dies."""
+    stop = {"signal": 0}
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop["signal"] = signum
+
+    broker = EmbeddedBroker(port=port, host=host)
+    try:
+        broker.start()
+    except RuntimeError as exc:
+        print(f"ragpulse broker: {exc}", flush=True)
+        return 1
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        print(
+            f"ragpulse broker: Kafka-protocol broker on {broker.bootstrap_servers}"
+            " (memory only, for trying things, not production; Ctrl-C stops)\n"
+            f"  export RAGPULSE_KAFKA__BOOTSTRAP_SERVERS={broker.bootstrap_servers}",
+            flush=True,
+        )
+        while not stop["signal"]:
+            if not broker.running:
+                print(f"ragpulse broker: the broker exited: {broker.log_tail()}", flush=True)
+                return 1
+            time.sleep(0.2)
+        return 0
+    finally:
+        broker.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
