@@ -7,10 +7,10 @@ check and unit-test every rule with `promtool`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from exporters.durations import duration_seconds
 from stream.contract.scales import BAND_EDGES
 from stream.contract.scales import SEVERITY_BANDS as SCORE_BANDS
 
@@ -36,18 +36,6 @@ SEVERITY_BANDS: tuple[tuple[str, str | None, str], ...] = tuple(
     (band, None if i == 0 else f"{BAND_EDGES[i - 1]:g}", f"{upper:g}" if upper < 1 else "+Inf")
     for i, (upper, band) in enumerate(SCORE_BANDS)
 )
-
-
-_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
-
-
-def duration_seconds(duration: str) -> float:
-    """Seconds in a Prometheus duration string ('1h30m' -> 5400.0)."""
-    parts = _DURATION_PART.findall(duration)
-    if not parts or "".join(n + u for n, u in parts) != duration:
-        raise ValueError(f"not a Prometheus duration: {duration!r}")
-    return float(sum(int(n) * _UNIT_SECONDS[u] for n, u in parts))
 
 
 def by(*labels: str | Iterable[str]) -> str:

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from exporters.durations import duration_seconds as seconds
 from stream.contract.failure_modes import FAILURE_MODES
 
 __all__ = [
@@ -44,25 +45,8 @@ SLI_KINDS = ("failure_free", "judge_pass", "reference_correct", "valid_events")
 SliKind = Literal["failure_free", "judge_pass", "reference_correct", "valid_events"]
 
 _DURATION = r"^([0-9]+(ms|s|m|h|d|w|y))+$"
-_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 Duration = Annotated[str, Field(pattern=_DURATION)]
 SloName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,62}$")]
-
-
-def seconds(duration: str) -> float:
-    """Seconds in a validated Prometheus duration (string operations only)."""
-    total, number = 0.0, ""
-    i = 0
-    while i < len(duration):
-        ch = duration[i]
-        if ch.isdigit():
-            number += ch
-            i += 1
-            continue
-        unit = "ms" if duration.startswith("ms", i) else ch
-        total += int(number) * _UNIT_S[unit]
-        number, i = "", i + len(unit)
-    return total
 
 
 def scaled_duration(duration: str, scale: float) -> str:
