@@ -11,7 +11,7 @@ LLAMA := llama-cpp-python==0.3.36
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF \
 	-DGGML_METAL=OFF -DGGML_VULKAN=OFF
 
-.PHONY: demo test lint tools bench-quality clean
+.PHONY: demo test test-fast lint tools bench-quality clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ demo: $(VENV)/.installed  ## the main job: embedded broker + traffic + sidecar, 
 
 test: $(VENV)/.llama tools  ## the whole test suite (starts the real broker, promtool, llama.cpp)
 	$(BIN)/pytest $(ARGS)
+
+test-fast: $(VENV)/.installed tools  ## the unit tier: no broker, sidecar, llama.cpp or Prometheus server (promtool yes)
+	$(BIN)/pytest -m "not e2e" $(ARGS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -19,6 +19,7 @@ __all__ = [
     "_TO_ASCII",
     "_WORD_BYTES",
     "_Sources",
+    "_chunk_labels",
     "_grounded_separated",
     "_has_word",
     "_normalize",
@@ -90,8 +91,29 @@ def _source_parts(event: Event) -> list[str]:
     if event.case is not None:
         parts += [event.case.subject or "", event.case.description or ""]
         parts += [str(v) for v in (event.case.metadata or {}).values()]
-    parts += [c.content for c in event.retrieved_context]
+    for chunk in event.retrieved_context:
+        parts.append(chunk.content)
+        parts += _chunk_labels(chunk)
     return parts
+
+
+def _chunk_labels(chunk: Any) -> list[str]:
+    """A chunk's id, source, title and metadata values: the most common grounding a RAG
+    service has for a knowledge-base or ticket id (``kb0052210-s2``,
+    ``kb/orbitmail/KB0052210.md``). Strings and numbers only, one level of metadata."""
+    out = [chunk.id]
+    if chunk.source:
+        out.append(chunk.source)
+    extra = chunk.model_extra or {}
+    title = extra.get("title")
+    if isinstance(title, str):
+        out.append(title)
+    meta = extra.get("metadata")
+    if isinstance(meta, dict):
+        out += [
+            str(v) for v in meta.values() if isinstance(v, str | int) and not isinstance(v, bool)
+        ]
+    return out
 
 
 def _normalize(text: str) -> str:

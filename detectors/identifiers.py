@@ -4,7 +4,8 @@ Finds error codes, hex codes, versions, paths, commands and KB / ticket ids in t
 response (declared to the shared RE2 scan: one pass) and flags each one whose normalised
 form (lowercased, ``\\`` read as ``/``, trailing punctuation and a version's ``v``
 dropped) is not a substring of the normalised sources: query, history, case subject /
-description / metadata values and retrieved chunks (failure mode
+description / metadata values, and retrieved chunks: their content, ``id``, ``source``,
+``title`` and metadata values (failure mode
 ``invented_identifier``; category = kind). One hit per distinct identifier.
 
 Kinds: ``error_code`` (ERR_CONN_4021, E1234, ORA-12154, LNK2019, ECONNREFUSED, and

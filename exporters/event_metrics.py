@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from detectors import Detection
@@ -105,13 +105,25 @@ class EventMetrics:
         for mode in modes:
             child(m.failure_modes, mode, service, prompt).inc()
 
-    def sampling(self, effective_rate: float, sampled: bool, reason: str | None) -> None:
+    def sampling(
+        self,
+        effective_rate: float,
+        sampled: bool,
+        reason: str | None,
+        failure_modes: Sequence[str] = (),
+    ) -> None:
         m = self.metrics
         m.sample_rate.set(effective_rate)
         if sampled and reason is not None:
             self._child(m.sampled, reason).inc()
         elif reason in ("budget", "judge_backlog"):
             self._child(m.dropped, reason).inc()
+            self.flagged_dropped(failure_modes, reason)
+
+    def flagged_dropped(self, failure_modes: Sequence[str], reason: str) -> None:
+        """A flagged turn left unjudged: counted per failure mode (few by construction)."""
+        for mode in failure_modes:
+            self.metrics.dropped_flagged.labels(mode, reason).inc()
 
     def detector_error(self, name: str) -> None:
         self.metrics.detector_errors.labels(name).inc()

@@ -23,6 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from exporters.http_guard import ClientErrors, GuardedHTTPServer
+
 __all__ = ["Action", "MetricsServer", "Readiness"]
 
 log = logging.getLogger("exporters.http")
@@ -48,8 +50,10 @@ class MetricsServer:
         token: str | None = None,
         admin_host: str = "127.0.0.1",
         admin_port: int | None = None,
+        max_connections: int = 64,
     ) -> None:
-        """`actions` need `token`; `admin_port` (0: any free port) serves them apart."""
+        """`actions` need `token`; `admin_port` (0: any free port) serves them apart;
+        `max_connections` per listener (one more is closed at once, and counted)."""
         self._registry = registry
         self._readiness = readiness
         self._actions = dict(actions or {})
@@ -59,6 +63,9 @@ class MetricsServer:
         self._rejected = 0
         self._rejected_logged = 0.0
         self._lock = threading.Lock()
+        self._max_connections = max_connections
+        self.client_errors = ClientErrors()
+        self.client_errors.register(registry)
         separate = bool(self._actions) and admin_port is not None
         self._server = self._listen(host, port, metrics=True, actions=not separate)
         self._admin = self._listen(admin_host, admin_port or 0, False, True) if separate else None
@@ -105,10 +112,9 @@ class MetricsServer:
             "admin: refused POST %s from %s (%s); %d refused so far", path, client, why, count
         )
 
-    def _listen(self, host: str, port: int, metrics: bool, actions: bool) -> ThreadingHTTPServer:
-        server = ThreadingHTTPServer((host, port), self._handler(metrics, actions))
-        server.daemon_threads = True
-        return server
+    def _listen(self, host: str, port: int, metrics: bool, actions: bool) -> GuardedHTTPServer:
+        handler = self._handler(metrics, actions)
+        return GuardedHTTPServer((host, port), handler, self.client_errors, self._max_connections)
 
     def _handler(self, metrics: bool, actions: bool) -> type[BaseHTTPRequestHandler]:
         """A handler serving the GET endpoints (`metrics`) and/or the POST actions."""

@@ -24,7 +24,14 @@ from exporters.slo_metrics import SloCounters
 from exporters.slo_settings import SloSpec
 from stream.contract.scales import BAND_EDGES, GATES
 
-__all__ = ["EVENT_OUTCOMES", "GATE_TIERS", "Metrics", "ragpulse_version"]
+__all__ = [
+    "EVENT_OUTCOMES",
+    "GATE_TIERS",
+    "OUTPUT_RECORDS",
+    "SCORECARD_PARTS",
+    "Metrics",
+    "ragpulse_version",
+]
 
 #: the gate tiers (`monitors.metrics.gates.GATES`; not imported: exporters load first)
 GATE_TIERS = GATES
@@ -34,6 +41,11 @@ disable_created_metrics()
 
 #: consumed = every message read; it ends as exactly one of scored / invalid / duplicate.
 EVENT_OUTCOMES = ("consumed", "scored", "invalid", "duplicate", "dead_lettered")
+
+#: what a record over kafka.max_record_bytes sheds, in this order (judge updates: justification)
+SCORECARD_PARTS = ("extra", "evidence", "detections", "justification")
+#: the kinds of record ragpulse publishes (label values of the refused-output counter)
+OUTPUT_RECORDS = ("scorecard", "judge_update", "dead_letter", "alarm", "observation", "state")
 
 _DETECT_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
 
@@ -241,6 +253,12 @@ class Metrics:
         self.dropped = Counter(
             "ragpulse_dropped", "Sampled events not judged, by reason", ["reason"], registry=r
         )
+        self.dropped_flagged = Counter(
+            "ragpulse_dropped_flagged",
+            "Flagged turns (with a failure mode) not judged, by failure mode and reason",
+            ["failure_mode", "reason"],
+            registry=r,
+        )
         for direction in ("prompt", "completion"):
             self.judge_tokens.labels(direction)
         self.fleet = FleetMetrics(r)
@@ -251,6 +269,20 @@ class Metrics:
             registry=r,
         )
         self.slo = SloCounters(self.slo_events)
+        self.scorecards_truncated = Counter(
+            "ragpulse_scorecards_truncated",
+            "Records on the scores topic that shed a part to fit kafka.max_record_bytes, by part",
+            ["part"], registry=r,
+        )  # fmt: skip
+        for part in SCORECARD_PARTS:
+            self.scorecards_truncated.labels(part)
+        self.output_refused = Counter(
+            "ragpulse_output_records_refused",
+            "Records ragpulse could not publish as they were: reason too_large (over"
+            " kafka.max_record_bytes after shedding) or rejected (refused by the broker);"
+            " outcome dead_lettered or dropped",
+            ["record", "reason", "outcome"], registry=r,
+        )  # fmt: skip
         self.ready = Gauge(
             "ragpulse_ready", "1 when the consumer is assigned and the broker reachable", registry=r
         )

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from exporters.report_markdown import summary_line
+from exporters.report_markdown import headline, summary_counts
 from exporters.report_plots import failure_mode_plot, gate_plot, score_distribution_plot
 from exporters.report_tables import Table, eval_sections
 from exporters.reports import register_report_format
@@ -20,7 +20,7 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#22
 table{border-collapse:collapse;margin:.6em 0 1.2em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;font-size:.9em}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-.pass{color:#1a7f37}.fail{color:#c62828;font-weight:bold}img{max-width:100%}
+.verdict{font-size:1.15em}.pass{color:#1a7f37;font-weight:bold}.fail{color:#c62828;font-weight:bold}img{max-width:100%}
 """
 
 
@@ -53,12 +53,14 @@ def render_html(report: Mapping[str, Any]) -> str:
         "failure-modes": _img(failure_mode_plot(report), "failure modes"),
     }
     inp = report["input"]
-    verdict = "fail" if report["exit"]["failed_gates"] else "pass"
+    verdict = " · ".join(
+        f'<span class="{css}">{escape(text)}</span>' for text, css in headline(report)
+    )
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         f"<title>ragpulse eval report</title><style>{_STYLE}</style></head><body>",
         "<h1>ragpulse eval report</h1>",
-        f'<p class="{verdict}">{escape(summary_line(report))}</p>',
+        f'<p class="verdict">{verdict} — {escape(summary_counts(report))}</p>',
         f"<p>Input <code>{escape(str(inp['path']))}</code>: {inp['lines']} lines, "
         f"{inp['scored']} scored, {inp['invalid']} invalid, {inp['duplicate']} duplicate; "
         f"judge <code>{escape(report['judge']['name'])}</code>; "

@@ -8,7 +8,7 @@ from typing import Any
 from exporters.report_tables import Table, eval_sections, pct
 from exporters.reports import register_report_format
 
-__all__ = ["md_table", "render_markdown", "summary_line"]
+__all__ = ["headline", "md_table", "render_markdown", "summary_counts", "summary_line"]
 
 
 def _cell(text: str) -> str:
@@ -24,20 +24,41 @@ def md_table(table: Table) -> list[str]:
     return lines
 
 
-def summary_line(report: Mapping[str, Any]) -> str:
-    """One line: verdict, events, judged, and each evaluated gate's pass rate."""
-    verdict = report["exit"]
+def headline(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The verdict as (text, css) parts: the critical gates' verdict (which sets the exit
+    code), then every other gate that failed, by name ("pass"/"fail" as in the gate
+    table)."""
+    gates = report["gates"]
+    failed = report["exit"]["failed_gates"]
+    critical = [g for g, t in gates.items() if t["critical"]]
+    named = ", ".join(critical) or "none configured"
+    plural = "s" if len(critical) != 1 else ""
+    if failed:
+        parts = [(f"FAIL: critical gate{plural} {', '.join(failed)}", "fail")]
+    else:
+        parts = [(f"PASS: critical gate{plural} {named}", "pass")]
+    others = [g for g, t in gates.items() if not t["critical"] and t["status"] == "fail"]
+    if others:
+        parts.append((f"also failing (not critical): {', '.join(others)}", "fail"))
+    return parts
+
+
+def summary_counts(report: Mapping[str, Any]) -> str:
+    """Events, judged, and each evaluated gate's pass rate."""
     gates = ", ".join(
         f"{g} {pct(t['pass_rate'])} (≥ {pct(t['floor'])}) {t['status']}"
         for g, t in report["gates"].items()
         if t["status"] != "not_evaluated"
     )
-    state = "FAIL: " + ", ".join(verdict["failed_gates"]) if verdict["failed_gates"] else "PASS"
     inp = report["input"]
     return (
-        f"{state} — {inp['scored']} events scored, {inp['judged']} judged; "
-        f"gates: {gates or 'none evaluated'}"
+        f"{inp['scored']} events scored, {inp['judged']} judged; gates: {gates or 'none evaluated'}"
     )
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One line: the verdict (:func:`headline`), then :func:`summary_counts`."""
+    return "; ".join(text for text, _ in headline(report)) + " — " + summary_counts(report)
 
 
 @register_report_format("eval", ".md")

@@ -37,6 +37,10 @@ def _setup_logging(level: str) -> None:
     if level != "DEBUG":  # faust/aiokafka are chatty at INFO; keep our own lines readable
         for noisy in ("faust", "mode", "aiokafka", "kafka"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    # at every level: httpx logs each judge request with its full URL at INFO (query
+    # string included: an APIM subscription key), httpcore its connection chatter at DEBUG
+    for chatty in ("httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
@@ -93,6 +97,9 @@ def _cmd_config(settings: Settings, args: argparse.Namespace) -> int:
         print("|---|---|---|---|")
         print("\n".join(settings_reference()))
         return 0
+    from stream.runtime.preflight import preflight
+
+    preflight(settings)  # what `run` would refuse, `config --print` refuses too
     data = settings.masked()
     if args.format == "json":
         print(json.dumps(data, indent=2))

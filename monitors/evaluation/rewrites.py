@@ -19,7 +19,6 @@ when the event supplies them, else of its kind in :data:`KINDS`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from monitors.judges.claims import split_sentences
@@ -89,16 +88,40 @@ SYNONYMS: dict[str, str] = {
     "there is": "there's",
     "such as": "like",
 }
-_WORD = re.compile(
-    r"\b(" + "|".join(map(re.escape, sorted(SYNONYMS, key=len, reverse=True))) + r")\b",
-    re.IGNORECASE,
-)
+_LENGTHS = sorted({len(k) for k in SYNONYMS}, reverse=True)
 
 
-def _swap(match: re.Match[str]) -> str:
-    word = match.group(0)
-    new = SYNONYMS[word.lower()]
-    return new[0].upper() + new[1:] if word[0].isupper() else new
+def _is_word(char: str) -> bool:
+    """A word character as a regex ``\\w`` sees it in a str: alphanumeric or ``_``."""
+    return char.isalnum() or char == "_"
+
+
+def _swap_words(text: str) -> str:
+    """Every whole-word, case-insensitive occurrence of a :data:`SYNONYMS` entry replaced
+    (the longest entry that fits, left to right, no overlaps), the case of its first
+    letter kept. String operations only: linear in the text, no regex engine."""
+    out: list[str] = []
+    done = i = 0
+    n = len(text)
+    while i < n:
+        if not _is_word(text[i]) or (i > 0 and _is_word(text[i - 1])):
+            i += 1
+            continue
+        for length in _LENGTHS:
+            end = i + length
+            if end > n or (end < n and _is_word(text[end])) or not _is_word(text[end - 1]):
+                continue
+            word = text[i:end]
+            new = SYNONYMS.get(word.lower())
+            if new is not None:
+                out.append(text[done:i])
+                out.append(new[0].upper() + new[1:] if word[0].isupper() else new)
+                done = i = end
+                break
+        else:
+            i += 1
+    out.append(text[done:])
+    return "".join(out)
 
 
 def paraphrase(text: str, kind: str) -> str:
@@ -111,7 +134,7 @@ def paraphrase(text: str, kind: str) -> str:
         if len(sents) > 1:
             out = " ".join(sents[1:] + sents[:1])
     if kind in ("synonyms", "both"):
-        out = _WORD.sub(_swap, out)
+        out = _swap_words(out)
     return out
 
 

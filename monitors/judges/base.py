@@ -43,6 +43,7 @@ JUDGE_ERROR_REASONS = (
     "client_error",
     "invalid_json",
     "schema_violation",
+    "response_too_large",
     "circuit_open",
     "budget_exhausted",
     "internal_error",

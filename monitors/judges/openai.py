@@ -19,7 +19,6 @@ prompt) or `none`. A 400/422/500 naming the response format downgrades once per 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -35,19 +34,28 @@ from monitors.judges.openai_wire import (
     _ENDPOINT_FAILURES,
     _ENDPOINT_STATUSES,
     _FORMAT_REJECTED,
+    MAX_RESPONSE_BYTES,
     ResponseFormat,
+    Scrubber,
     _BadBody,
     _content,
     _error_for,
     _FormatUnsupported,
     _HTTPError,
     _summarise,
+    buffered,
     build_payload,
     endpoint,
     is_loopback,
+    parse_json,
+    public_url,
+    quiet_url_logging,
+    read_capped,
     redact,
     section,
+    snippet,
     strict_schema,
+    tokens,
 )
 from stream.contract.retry import Backoff, classify, retry_after_s
 
@@ -55,6 +63,18 @@ __all__ = ["OpenAIJudge", "ResponseFormat", "is_loopback", "redact", "strict_sch
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
+#: bounds of max_response_bytes: a completion fits in 1 KiB at least; 64 MiB per reply
+#: (times `concurrency`) is already a lot for a sidecar with a 512 MiB limit
+MIN_RESPONSE_BYTES, MAX_RESPONSE_BYTES_LIMIT = 1 << 10, 64 << 20
+
+
+def _secret(value: SecretStr | str) -> SecretStr:
+    return value if isinstance(value, SecretStr) else SecretStr(value)
+
+
+def insecure_transport(base_url: str) -> bool:
+    """Plain http:// to a host that is not loopback: anyone on the path reads the key."""
+    return base_url.strip().lower().startswith("http://") and not is_loopback(base_url)
 
 
 @register_judge("openai")
@@ -82,11 +102,38 @@ class OpenAIJudge:
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, str] | None = None,
         redact_pii: bool | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        secret_headers: Mapping[str, SecretStr | str] | None = None,
+        secret_query: Mapping[str, SecretStr | str] | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
         if max_attempts < 1 or concurrency < 1 or timeout_s <= 0 or max_total_s <= 0:
             raise ValueError("max_attempts, concurrency, timeout_s, max_total_s must be > 0")
         if response_format not in ("json_schema", "json_object_schema", "json_object", "none"):
             raise ValueError(f"unknown response_format {response_format!r}")
+        if not (
+            type(max_response_bytes) is int
+            and MIN_RESPONSE_BYTES <= max_response_bytes <= MAX_RESPONSE_BYTES_LIMIT
+        ):
+            raise ValueError(
+                f"max_response_bytes must be an integer from {MIN_RESPONSE_BYTES} to "
+                f"{MAX_RESPONSE_BYTES_LIMIT}, got {max_response_bytes!r}"
+            )
+        header_secrets = {k: _secret(v) for k, v in (secret_headers or {}).items()}
+        query_secrets = {k: _secret(v) for k, v in (secret_query or {}).items()}
+        keyed = api_key is not None or bool(header_secrets) or bool(query_secrets)
+        if insecure_transport(base_url) and keyed:
+            if not allow_insecure_http:
+                raise ValueError(
+                    f"base_url {public_url(base_url)} is plain http:// to a host that is not "
+                    "loopback, and the requests carry a key: use https://, or set "
+                    "allow_insecure_http (judge.allow_insecure_http) to send it anyway"
+                )
+            log.warning(
+                "judge %s: sending its key over plain http:// to %s (allow_insecure_http)",
+                model,
+                public_url(base_url),
+            )
         self.model = model
         self.name = f"openai:{model}"
         self.base_url = base_url.rstrip("/")
@@ -97,10 +144,20 @@ class OpenAIJudge:
         self.response_format: ResponseFormat = response_format
         self.strict, self.max_tokens, self.seed = strict, max_tokens, seed
         self.redact_pii = not is_loopback(base_url) if redact_pii is None else redact_pii
+        self.max_response_bytes = max_response_bytes
         self._url, headers, query = endpoint(
             self.base_url, model, api_key, azure, extra_headers, extra_query
         )
+        headers["Accept-Encoding"] = "identity"  # replies are small; read_capped inflates
+        headers.update({k: v.get_secret_value() for k, v in header_secrets.items()})
+        query.update({k: v.get_secret_value() for k, v in query_secrets.items()})
+        key = _secret(api_key) if api_key is not None else None
+        self._scrub = Scrubber(
+            [v.get_secret_value() for v in (*header_secrets.values(), *query_secrets.values())]
+            + ([key.get_secret_value()] if key is not None else [])
+        )
         self._sem = asyncio.Semaphore(concurrency)
+        quiet_url_logging()
         import httpx  # here, not at module level: registering this judge must not load it
 
         self._http = httpx.AsyncClient(
@@ -111,7 +168,7 @@ class OpenAIJudge:
         )
 
     def __repr__(self) -> str:  # never the key
-        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIJudge(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -177,7 +234,7 @@ class OpenAIJudge:
                 last = JudgeError("client_error", exc.detail, call)
                 continue
             except Exception as exc:
-                last = _error_for(exc, call)
+                last = _error_for(exc, call, self._scrub)
                 decision = classify(exc)
                 if decision == "give_up" or tries >= self.max_attempts:
                     raise last from exc
@@ -186,17 +243,19 @@ class OpenAIJudge:
                 after = after if decision == "rate_limit" else None
                 await self._wait(next(delays), after, deadline, last)
                 continue
-            usage = data.get("usage") or {}
-            call.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            call.completion_tokens += int(usage.get("completion_tokens") or 0)
+            usage = data.get("usage")
+            call.prompt_tokens += tokens(usage, "prompt_tokens")
+            call.completion_tokens += tokens(usage, "completion_tokens")
             content, problem = _content(data)
             if problem is None:
-                try:
-                    return output.model_validate(json.loads(content))
-                except json.JSONDecodeError as exc:
-                    problem = ("invalid_json", f"{exc.msg} at char {exc.pos}")
-                except ValidationError as exc:
-                    problem = ("schema_violation", _summarise(exc))
+                value, why = parse_json(content)
+                if why is not None:
+                    problem = ("invalid_json", why)
+                else:
+                    try:
+                        return output.model_validate(value)
+                    except ValidationError as exc:
+                        problem = ("schema_violation", _summarise(exc))
             last = JudgeError(problem[0], problem[1], call)
             messages = [*messages[:2], {"role": "assistant", "content": content[:2000]}]
             messages.append({"role": "user", "content": _CORRECTION.format(problem[1])})
@@ -222,8 +281,11 @@ class OpenAIJudge:
     ) -> dict[str, Any]:
         budget = min(self.timeout_s, remaining)
         async with asyncio.timeout(budget):  # bounds a server that trickles bytes too
-            resp = await self._http.post(self._url, json=payload, timeout=budget)
-            await resp.aread()
+            async with self._http.stream(
+                "POST", self._url, json=payload, timeout=budget
+            ) as streamed:  # read at most max_response_bytes, then hang up
+                body = await read_capped(streamed, self.max_response_bytes)
+        resp = buffered(streamed, body)
         if resp.status_code in _FORMAT_REJECTED and fmt in _DOWNGRADE:
             text = resp.text.lower()
             if "response_format" in text or "json_schema" in text or "response format" in text:
@@ -237,12 +299,11 @@ class OpenAIJudge:
                     resp.status_code,
                     self.response_format,
                 )
-                raise _FormatUnsupported(f"{old} rejected: {resp.text[:200]}")
+                raise _FormatUnsupported(self._scrub(f"{old} rejected: {snippet(resp)}"))
         resp.raise_for_status()
-        try:
-            data = resp.json()
-        except ValueError as exc:
-            raise _BadBody(f"body is not JSON: {resp.text[:200]!r}") from exc
+        data, why = parse_json(body.decode("utf-8", "replace"))
+        if why is not None:
+            raise _BadBody(self._scrub(f"body is not JSON ({why}): {snippet(resp)!r}"))
         if not isinstance(data, dict):
             raise _BadBody("body is not a JSON object")
         return data

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "BUNDLED_METRICS",
@@ -13,6 +24,7 @@ __all__ = [
     "CompoundSettings",
     "JudgeSettings",
     "default_metrics",
+    "looks_like_credential",
 ]
 
 #: the embedded judge's default: each metric on its own (it makes no LLM calls)
@@ -76,6 +88,81 @@ class CompoundSettings(BaseModel):
         return sum(w * scores[m] for m, w in used.items()) / sum(used.values())
 
 
+#: option names (lower case, `-` as `_`) that carry credentials, whatever their depth
+_CREDENTIAL_NAMES = frozenset(
+    {"authorization", "proxy_authorization", "cookie", "key", "apikey", "password", "passwd"}
+)
+_CREDENTIAL_WORDS = ("secret", "password", "passwd", "credential")
+_WHERE_SECRETS_GO = (
+    "secrets never go into judge.options (`ragpulse config --print` shows them and the "
+    "Helm chart renders them into a ConfigMap): the API key goes into RAGPULSE_JUDGE__API_KEY, "
+    "a secret header into judge.headers_from_env ({header: NAME_OF_AN_ENV_VAR}), a secret "
+    "query parameter into judge.query_from_env; in Kubernetes the variables come from a "
+    "Secret (Helm: secrets.judgeApiKeyKey, secrets.judgeHeaders, secrets.judgeQuery)"
+)
+#: characters of an HTTP header name (RFC 9110 token)
+_TOKEN_CHARS = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+_WHAT = {"headers_from_env": "header", "query_from_env": "query parameter"}
+_ENV_CHARS = frozenset("_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def looks_like_credential(name: str) -> bool:
+    """Does an option / header / query parameter named `name` carry a credential?
+    Case-insensitive, `-` and `_` alike: `api_key`, `API-Key`, `x-api-key`,
+    `Ocp-Apim-Subscription-Key`, `authorization`, `password`, anything with `secret`,
+    `credential` or `token` in it (`max_tokens`, a count, is not one), any `…_key`."""
+    n = name.strip().lower().replace("-", "_")
+    if n in _CREDENTIAL_NAMES or n.endswith(("_key", "apikey")):
+        return True
+    if any(word in n for word in _CREDENTIAL_WORDS):
+        return True
+    parts = n.split("_")
+    return any(p.startswith("auth") for p in parts) or any(
+        "token" in p and p != "tokens" for p in parts
+    )
+
+
+def _credentials(value: Any, path: str) -> Iterator[str]:
+    """Paths under `path` whose key looks like a credential, or whose value is a literal
+    `Bearer …` / `Basic …` authorization."""
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            where = f"{path}.{key}"
+            if looks_like_credential(str(key)):
+                yield where
+            else:
+                yield from _credentials(sub, where)
+    elif isinstance(value, list | tuple):
+        for i, sub in enumerate(value):
+            yield from _credentials(sub, f"{path}.{i}")
+    elif isinstance(value, str) and value.strip().lower().startswith(("bearer ", "basic ")):
+        yield path
+
+
+def _from_env(field: str, names: Mapping[str, str], what: str) -> dict[str, SecretStr]:
+    """{header or parameter: the value of its environment variable}; ValueError naming
+    `field.<name>` for a bad name, a variable that is not set or is empty."""
+    out: dict[str, SecretStr] = {}
+    for name, var in names.items():
+        where = f"{field}.{name}"
+        if not name or (what == "header" and not set(name) <= _TOKEN_CHARS):
+            raise ValueError(f"{where}: {name!r} is not a valid HTTP {what} name")
+        if not var or var[0].isdigit() or not set(var) <= _ENV_CHARS:
+            raise ValueError(f"{where}: {var!r} is not an environment variable name")
+        value = os.environ.get(var)
+        if value is None or not value.strip():
+            raise ValueError(
+                f"{where}: environment variable {var} is not set (or empty); it holds the "
+                f"value of the {what} {name}"
+            )
+        if any(c in value for c in "\r\n\0"):
+            raise ValueError(f"{where}: the value of {var} has a line break or NUL")
+        out[name] = SecretStr(value)
+    return out
+
+
 class JudgeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -87,6 +174,24 @@ class JudgeSettings(BaseModel):
         description="judge options, e.g. {base_url, model, timeout_s, concurrency} for openai",
     )
     api_key: SecretStr | None = Field(None, description="secret: RAGPULSE_JUDGE__API_KEY")
+    headers_from_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="secret HTTP headers of the judge requests: {header name: name of the "
+        "environment variable holding its value}, read at start (e.g. {api-key: "
+        "AZURE_OPENAI_KEY}); the values are never shown",
+    )
+    query_from_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="secret query parameters of the judge requests: {parameter: name of the "
+        "environment variable holding its value}, read at start (e.g. {subscription-key: "
+        "APIM_KEY})",
+    )
+    allow_insecure_http: bool = Field(
+        False,
+        validate_default=True,
+        description="allow a key (api_key, headers_from_env, query_from_env) over plain "
+        "http:// to a host that is not loopback (logged as a warning)",
+    )
     metrics: list[str] = Field(
         default_factory=lambda: list(DEFAULT_METRICS),
         description="judge metrics to run; default with a judge other than embedded: "
@@ -106,6 +211,76 @@ class JudgeSettings(BaseModel):
         default_factory=lambda: {"5m": 300.0, "1h": 3600.0},
         description="rolling windows of ragpulse_metric_mean / ragpulse_gate_pass_ratio",
     )
+
+    _secret_headers: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
+    _secret_query: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
+
+    @field_validator("options")
+    @classmethod
+    def _no_secrets_in_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        found = list(_credentials(options, "judge.options"))
+        base_url = options.get("base_url")
+        if isinstance(base_url, str):
+            parts = urlsplit(base_url)
+            if "@" in parts.netloc:
+                found.append("judge.options.base_url (user info)")
+            for pair in parts.query.split("&"):
+                name = pair.partition("=")[0]
+                if name and looks_like_credential(name):
+                    found.append(f"judge.options.base_url (query parameter {name})")
+        if found:
+            raise ValueError(
+                f"{', '.join(found)} looks like a credential (the value is not shown); "
+                + _WHERE_SECRETS_GO
+            )
+        return options
+
+    @field_validator("headers_from_env", "query_from_env")
+    @classmethod
+    def _env_is_set(cls, names: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        _from_env(f"judge.{info.field_name}", names, _WHAT[info.field_name or ""])
+        return names
+
+    @field_validator("allow_insecure_http")
+    @classmethod
+    def _no_key_over_http(cls, allow: bool, info: ValidationInfo) -> bool:
+        """A key (api_key, headers_from_env, query_from_env) over plain http:// to a host
+        that is not loopback only with allow_insecure_http."""
+        data = info.data
+        keyed = [
+            f"judge.{name}"
+            for name in ("api_key", "headers_from_env", "query_from_env")
+            if data.get(name)
+        ]
+        base_url = (data.get("options") or {}).get("base_url")
+        if allow or not keyed or not isinstance(base_url, str):
+            return allow
+        from monitors.judges.openai_wire import is_loopback, public_url
+
+        if base_url.strip().lower().startswith("http://") and not is_loopback(base_url):
+            raise ValueError(
+                f"judge.options.base_url {public_url(base_url)} is plain http:// to a host "
+                f"that is not loopback, and {' and '.join(keyed)} would send a key over it: "
+                "use https://, or set judge.allow_insecure_http: true to accept that"
+            )
+        return allow
+
+    @model_validator(mode="after")
+    def _secrets_from_env(self) -> JudgeSettings:
+        """The values of headers_from_env / query_from_env, read once at start."""
+        self._secret_headers = _from_env("judge.headers_from_env", self.headers_from_env, "header")
+        self._secret_query = _from_env(
+            "judge.query_from_env", self.query_from_env, "query parameter"
+        )
+        return self
+
+    def secret_headers(self) -> dict[str, SecretStr]:
+        """The headers of headers_from_env with their values (read at validation)."""
+        return dict(self._secret_headers)
+
+    def secret_query(self) -> dict[str, SecretStr]:
+        """The query parameters of query_from_env with their values (read at validation)."""
+        return dict(self._secret_query)
 
     @model_validator(mode="before")
     @classmethod

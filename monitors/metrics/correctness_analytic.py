@@ -5,8 +5,10 @@ The response and the expected answer are split into factual statements; each res
 statement is a TP (the expected answer states it) or an FP, each expected statement is
 covered or missing (FN). precision = TP / (TP + FP), recall = (expected statements
 covered) / (expected statements), F1 their harmonic mean. A response with no statement
-has precision 1 (it asserts nothing wrong) and recall 0; an expected answer with no
-statement gives recall 1.
+has precision 1 (it asserts nothing wrong) and recall 0 — but only when it states no
+facts (:func:`~monitors.metrics.sentences.states_facts`): a judge that finds no
+statement in a response that does is a ``schema_violation`` judge error; an expected
+answer with no statement gives recall 1.
 
 * LLM judge, option ``variant``:
   ``two_step`` (default): one call extracts the statements, a second classifies them;
@@ -46,6 +48,7 @@ from monitors.metrics.prompts import (
     numbered,
     reference_fields,
 )
+from monitors.metrics.sentences import states_facts
 from stream.contract.events import Event
 
 __all__ = ["AnswerCorrectnessAnalytic", "StatementVerdicts", "Statements", "prf"]
@@ -86,6 +89,14 @@ def prf(tp: int, fp: int, covered: int, expected: int) -> tuple[float, float, fl
     return precision, recall, f1
 
 
+def _require_statements(count: int, event: Event, call: JudgeCall) -> None:
+    """No response statement from a response that states facts is a judge failure
+    (`schema_violation`), not a precision of 1 (as for faithfulness' claims)."""
+    if count == 0 and states_facts(event.response):
+        detail = "no statements extracted from a response that states facts: not scored"
+        raise JudgeError("schema_violation", detail, call)
+
+
 @register_metric("answer_correctness_analytic")
 class AnswerCorrectnessAnalytic(TwoPathMetric):
     name = "answer_correctness_analytic"
@@ -113,8 +124,10 @@ class AnswerCorrectnessAnalytic(TwoPathMetric):
         fields["max_statements"] = str(MAX_STATEMENTS)
         if self.variant == "contextual":
             verdicts, call = await ask(judge, self.contextual, StatementVerdicts, fields)
+            _require_statements(len(verdicts.response_statements), event, call)
         else:
             found, first = await ask(judge, self.prompt, Statements, fields)
+            _require_statements(len(found.response_statements), event, first)
             fields["response_statements"] = numbered(
                 "statements", found.response_statements, self.limits, side="response"
             )

@@ -11,7 +11,9 @@ After DeCE (decomposed criteria-based evaluation):
 * **precision**: the response is split into its informative elements and each is
   verified against the gold answer and ``labels.helpful_information``: correct,
   incorrect or unverifiable. dece_precision = correct / elements (strict: an
-  unverifiable element counts against it; a response with no element scores 1);
+  unverifiable element counts against it; a response with no element scores 1 when it
+  states no facts, and is a ``schema_violation`` judge error when it does, see
+  :func:`~monitors.metrics.sentences.states_facts`);
 * **dece_f2** = 5·P·R / (4·P + R): recall weighs more, as in the paper.
 
 Both parts come from one call (after the cached criteria). Every criterion must come
@@ -40,6 +42,7 @@ from monitors.metrics.prompts import (
     numbered,
     reference_fields,
 )
+from monitors.metrics.sentences import states_facts
 from stream.contract.events import Event
 
 __all__ = ["MAX_CRITERIA", "Criteria", "DeCE", "DeceVerdict", "f_beta"]
@@ -138,6 +141,9 @@ class DeCE(TwoPathMetric):
         unjudged = [n for n in range(1, len(criteria) + 1) if n not in judged]
         if unjudged:
             detail = f"{len(unjudged)} of {len(criteria)} criteria unjudged, e.g. #{unjudged[0]}"
+            raise JudgeError("schema_violation", detail, call)
+        if not verdict.elements and states_facts(event.response):
+            detail = "no elements extracted from a response that states facts: not scored"
             raise JudgeError("schema_violation", detail, call)
         correct = sum(e.verdict == "correct" for e in verdict.elements)
         precision = correct / len(verdict.elements) if verdict.elements else 1.0

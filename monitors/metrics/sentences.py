@@ -8,6 +8,12 @@ not markdown links or text inside code. A sentence is *factual* when it has at l
 words, is not a question, and contains a digit, inline code, an identifier-like token
 (``/``, ``_``, ``a.b``) or a capitalised word after its first word (a name).
 
+A response *states facts* (:func:`states_facts`: a judge that finds no factual claim in
+it has failed) when, outside fenced code and not counting questions, it has a sentence of
+at least 4 words with a digit, inline code or an identifier-like token, or at least
+:data:`SUBSTANTIVE_WORDS` words in all. Acknowledgements ("Sure, happy to help."),
+short refusals and offers of help do not.
+
 Matching runs on RE2 (linear time) and reads at most 500 markers and 300 sentence ends.
 Limits: abbreviations (``e.g. x``) end a sentence; a capitalised common word after the
 first one (``the SPF record``) makes a sentence factual, which is usually right.
@@ -28,10 +34,13 @@ __all__ = [
     "is_factual",
     "looks_like_citation",
     "sentences",
+    "states_facts",
     "strip_markers",
 ]
 
 MAX_SENTENCES = 300
+#: words (in sentences that are not questions) from which a response states facts
+SUBSTANTIVE_WORDS = 20
 _KEY = r"\^?[A-Za-z0-9][A-Za-z0-9_.:\-]{0,40}"
 _MARKER = compile_pattern(rf"\[\s*({_KEY}(?:\s*[,;]\s*{_KEY}){{0,20}})\s*\]")
 _BOUNDARY = compile_pattern(r"[.!?]+[\"')]*\s+|\n")
@@ -133,3 +142,34 @@ def is_factual(sentence: str) -> bool:
         if i > 0 and core[:1].isupper() and core != "I":
             return True
     return False
+
+
+def _anchored(sentence: str) -> bool:
+    """At least 4 words and a digit, inline code or an identifier-like token (``/``,
+    ``_``, ``a.b``); unlike :func:`is_factual`, a capitalised word alone (a greeting's
+    brand name) does not count."""
+    words = sentence.split()
+    if len(words) < 4:
+        return False
+    if any(c.isdigit() for c in sentence) or "`" in sentence:
+        return True
+    for word in words:
+        core = word.strip(".,;:!?\"'()[]")
+        if "/" in core or "_" in core or ("." in core and core.replace(".", "").isalnum()):
+            return True
+    return False
+
+
+def states_facts(text: str) -> bool:
+    """True when `text` (a response) states facts, so an empty claim list for it is a
+    judge failure, not "no factual claims" (see the module docstring)."""
+    markers = find_markers(text)
+    total = 0
+    for start, end in sentences(text, markers):
+        sentence = strip_markers(text, start, end, markers)
+        if sentence.rstrip().endswith("?"):
+            continue
+        if _anchored(sentence):
+            return True
+        total += len(sentence.split())
+    return total >= SUBSTANTIVE_WORDS

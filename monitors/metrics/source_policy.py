@@ -27,7 +27,7 @@ from detectors.lexical import BARRIER, blank_quoted
 from monitors.judges.base import EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, scored
-from monitors.metrics.prompts import event_fields, format_context
+from monitors.metrics.prompts import event_fields, format_context, shown_chunk_ids
 from monitors.metrics.sentences import sentences
 from stream.contract.events import Chunk, Event
 
@@ -86,9 +86,11 @@ class SourcePolicyUsage(TwoPathMetric):
     ) -> MetricOutcome:
         """Compliance from a verdict over `restricted`; raises JudgeError
         (`schema_violation`) when a restricted chunk is unrated."""
+        shown = shown_chunk_ids(restricted)
         got: dict[str, ChunkUse] = {}
-        for use in verdict.chunks:
-            got.setdefault(use.chunk_id, use)
+        for use in verdict.chunks:  # verdicts on ids never shown are ignored
+            if use.chunk_id.strip() in shown:
+                got.setdefault(shown[use.chunk_id.strip()], use)
         if missing := [c.id for c in restricted if c.id not in got]:
             detail = f"{len(missing)} restricted chunks unrated, e.g. {missing[0][:60]!r}"
             raise JudgeError("schema_violation", detail, call)

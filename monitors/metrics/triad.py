@@ -1,8 +1,10 @@
 """The RAG triad: faithfulness, context relevance, answer relevance.
 
 * ``faithfulness`` — one LLM call extracts the response's claims and verifies every one
-  against the context (batched, not one call per claim); score = supported claims /
-  claims (a response with no factual claim scores 1). Embedded: the judge's support
+  against the context (batched, not one call per claim); score = claims supported by a
+  *shown* chunk / claims (:func:`faithfulness_outcome`: a "supported" verdict without a
+  shown chunk id counts as unsupported; no claim scores 1 only when the response states
+  no facts, else it is a `schema_violation` judge error). Embedded: the judge's support
   score of the response against the chunk contents; the user's own inputs (query, case,
   the user's history messages: :func:`user_inputs`) are passed as *known* texts, so an
   identifier or number the user gave is not counted as invented — but only the chunks
@@ -25,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from monitors.judges.base import CalibratedJudge, EmbeddedJudge, JudgeCall, JudgeError, LLMJudge
 from monitors.metrics.base import MetricOutcome, register_metric
 from monitors.metrics.common import TwoPathMetric, ask, embedded_call, mean, scored
-from monitors.metrics.prompts import PromptLimits, event_fields
+from monitors.metrics.prompts import PromptLimits, event_fields, shown_chunk_ids
+from monitors.metrics.sentences import SUBSTANTIVE_WORDS, states_facts
 from stream.contract.events import Event
 
 __all__ = [
@@ -93,24 +96,80 @@ def user_inputs(event: Event, max_history: int) -> list[str]:
     return [t for t in texts if t.strip()]
 
 
+def chunk_labels(event: Event, limit: int) -> list[str]:
+    """The shown chunks' ids, sources and titles: they ground an identifier the response
+    names (KB0052210 in chunk ``kb0052210-s2`` from ``kb/orbitmail/KB0052210.md``), as
+    known texts, never as evidence for the claim's words."""
+    out: list[str] = []
+    for chunk in event.retrieved_context[:limit]:
+        title = (chunk.model_extra or {}).get("title")
+        out += [chunk.id, chunk.source or "", title if isinstance(title, str) else ""]
+    return [t for t in out if t.strip()]
+
+
 def _ids(event: Event, limit: int) -> list[str]:
     return [c.id for c in event.retrieved_context[:limit]]
+
+
+def _claim_key(claim: ClaimCheck) -> str:
+    return " ".join(claim.claim.casefold().split())
 
 
 def faithfulness_outcome(
     verdict: FaithfulnessVerdict, event: Event, limits: PromptLimits, judge: str, call: JudgeCall
 ) -> MetricOutcome:
-    """`faithfulness` from a verdict: supported claims / claims (no claim: 1)."""
-    claims = verdict.claims
+    """`faithfulness` from a verdict: claims backed by a shown chunk / claims.
+
+    * A "supported" claim counts only when its `evidence_chunk_id` names a chunk that was
+      shown to the judge (the first `limits.max_chunks`); without one, or with an id that
+      was never shown, it counts as unsupported and the justification says so.
+    * The same claim listed twice (same words, any case) counts once, at its less
+      favourable verdict.
+    * No claim at all: 1 ("no factual claims") when the response states no facts
+      (:func:`~monitors.metrics.sentences.states_facts`: a greeting, a short refusal);
+      for a response that does, a judge that finds nothing to check has failed:
+      JudgeError `schema_violation`, never a 1."""
+    shown = shown_chunk_ids(event.retrieved_context[: limits.max_chunks])
+
+    def backed(c: ClaimCheck) -> bool:
+        evidence = c.evidence_chunk_id
+        return c.verdict == "supported" and evidence is not None and evidence.strip() in shown
+
+    unique: dict[str, ClaimCheck] = {}
+    for claim in verdict.claims:  # a repeated claim counts once, at its least favourable
+        first = unique.setdefault(_claim_key(claim), claim)
+        if backed(first) and not backed(claim):
+            unique[_claim_key(claim)] = claim
+    claims = list(unique.values())
     if not claims:
+        if states_facts(event.response):
+            detail = (
+                "no claims extracted from a response that states facts "
+                "(a sentence with a number, code or identifier, or "
+                f"{SUBSTANTIVE_WORDS}+ words): not scored"
+            )
+            raise JudgeError("schema_violation", detail, call)
         return scored("faithfulness", 1.0, "no factual claims", judge, call)
-    supported = sum(c.verdict == "supported" for c in claims)
-    known = set(_ids(event, limits.max_chunks))
+    supported = sum(backed(c) for c in claims)
+    unbacked = [c for c in claims if c.verdict == "supported" and not backed(c)]
     bad = [c for c in claims if c.verdict != "supported"]
     text = f"{supported}/{len(claims)} claims supported."
+    if len(claims) < len(verdict.claims):
+        text += f" {len(verdict.claims) - len(claims)} repeated claims counted once."
+    if unbacked:
+        text += (
+            f" {len(unbacked)} claims marked supported without a shown chunk: counted "
+            f"unsupported, e.g. {unbacked[0].claim[:120]!r}."
+        )
     if bad:
         text += f" {bad[0].verdict}: {bad[0].claim[:160]!r}."
-    unknown = sum(1 for c in claims if c.evidence_chunk_id and c.evidence_chunk_id not in known)
+    unknown = sum(
+        1
+        for c in claims
+        if c.verdict != "supported"
+        and c.evidence_chunk_id
+        and c.evidence_chunk_id.strip() not in shown
+    )
     if unknown:
         text += f" {unknown} evidence ids are not shown chunk ids."
     text += f" {verdict.justification}"
@@ -127,9 +186,11 @@ def context_relevance_outcome(
     """`context_relevance` from a verdict: mean over the shown chunks; raises JudgeError
     (`schema_violation`) when a shown chunk is unrated."""
     ids = _ids(event, limits.max_chunks)
+    shown = shown_chunk_ids(event.retrieved_context[: limits.max_chunks])
     ratings: dict[str, ChunkRating] = {}
-    for rating in verdict.chunks:
-        ratings.setdefault(rating.chunk_id, rating)
+    for rating in verdict.chunks:  # ratings of ids never shown are ignored
+        if rating.chunk_id.strip() in shown:
+            ratings.setdefault(shown[rating.chunk_id.strip()], rating)
     unrated = [i for i in ids if i not in ratings]
     if unrated:
         detail = f"{len(unrated)} of {len(ids)} chunks unrated, e.g. {unrated[0][:60]!r}"
@@ -158,6 +219,7 @@ class Faithfulness(TwoPathMetric):
     async def with_embedded(self, event: Event, judge: EmbeddedJudge) -> list[MetricOutcome]:
         contexts = [c.content for c in event.retrieved_context[: self.limits.max_chunks]]
         known = user_inputs(event, self.limits.max_history_messages)
+        known += chunk_labels(event, self.limits.max_chunks)
         result, call = await embedded_call(
             judge, self.name, judge.support, event.response, contexts, known
         )

@@ -86,7 +86,9 @@ class EmbeddedBroker:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise RuntimeError(f"embedded broker exited at start: {self.log_tail()}")
+                tail = self.log_tail()
+                self.stop()
+                raise RuntimeError(f"embedded broker exited at start: {tail}")
             with (
                 contextlib.suppress(OSError),
                 socket.create_connection((self.host, self.port), 0.2),
@@ -94,13 +96,23 @@ class EmbeddedBroker:
                 log.info("embedded broker listening on %s", self.bootstrap_servers)
                 return self
             time.sleep(0.05)
+        tail = self.log_tail()
         self.stop()
-        raise RuntimeError(f"embedded broker did not listen within {timeout}s: {self.log_tail()}")
+        raise RuntimeError(f"embedded broker did not listen within {timeout}s: {tail}")
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the broker and delete its log file (read `log_tail()` before)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
+        try:
+            if proc is not None and proc.poll() is None:
+                self._terminate(proc, timeout)
+        finally:
+            if self._log_path is not None:
+                self._log_path.unlink(missing_ok=True)
+                self._log_path = None
+
+    @staticmethod
+    def _terminate(proc: subprocess.Popen[bytes], timeout: float) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:

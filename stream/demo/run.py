@@ -160,6 +160,14 @@ async def run_demo(
             print(f"demo: for the golden/canary turns: {'; '.join(changed)}")
         print(f"demo: embedded Kafka-protocol broker on {broker.bootstrap_servers}")
         print(f"demo: replaying traffic into '{settings.kafka.input_topic}' at {rate:g} events/s")
+        if duration and duration <= degrade_after:
+            print(
+                f"demo: the degraded version starts after {degrade_after:g}s and this run stops"
+                f" at {duration:g}s: no regression to see (--duration 150, or a smaller"
+                " --degrade-after, shows one)"
+            )
+        else:
+            print(f"demo: the degraded version starts after {degrade_after:g}s")
         print(
             f"demo: metrics at http://127.0.0.1:{settings.server.port}/metrics (Ctrl-C stops)",
             flush=True,  # the lines above too: a log file sees them at start, not later

@@ -6,6 +6,14 @@ key and headers included, because a record the producer cannot send would stop t
 stream: the value is cut first (`ragpulse.error.value_bytes` keeps its size); a key over
 1 KiB is cut (`ragpulse.error.key_bytes`) and the source headers are dropped
 (`ragpulse.error.headers_dropped` counts them) only when they alone do not fit.
+`kafka.dlq_max_value_bytes` is at most `kafka.max_record_bytes` (checked at start), and a
+header counts its two length varints (10 bytes) as `stream.runtime.record_size` does, so
+a dead letter always fits the record cap.
+
+:func:`output_letter` is the dead letter of a record ragpulse could not publish (over the
+record cap after shedding, or refused by the broker): its key, value and headers, then
+`ragpulse.error.reason` (`output_too_large` / `output_rejected`), `ragpulse.error.detail`,
+`ragpulse.output.topic` and `ragpulse.error.time`.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from typing import Any
 from stream.runtime.fetch_guard import SkippedBatch
 from stream.runtime.pipeline import Result
 
-__all__ = ["Headers", "dead_letter", "dlq_headers", "skipped_batch_letter"]
+__all__ = ["Headers", "dead_letter", "dlq_headers", "output_letter", "skipped_batch_letter"]
 
 Headers = list[tuple[str, bytes | None]]
 
@@ -42,8 +50,11 @@ _KEY_CAP = 1024
 _OVERHEAD = 256  # headers ragpulse may still append, and record framing
 
 
+_HEADER_VARINTS = 10  # the two length varints of a header (record_size.HEADER_OVERHEAD)
+
+
 def _size(headers: Headers) -> int:
-    return sum(len(k) + len(v or b"") for k, v in headers)
+    return sum(_HEADER_VARINTS + len(k.encode()) + len(v or b"") for k, v in headers)
 
 
 def _capped(value: bytes | None, cap: int, headers: Headers) -> bytes | None:
@@ -85,3 +96,18 @@ def skipped_batch_letter(skip: SkippedBatch, cap: int) -> tuple[bytes, Headers]:
     headers = dlq_headers(result, skip.topic, skip.partition, skip.first_offset)
     headers.append(("ragpulse.source.next_offset", str(skip.next_offset).encode()))
     return _capped(skip.raw, cap - _size(headers) - _OVERHEAD, headers) or b"", headers
+
+
+def output_letter(
+    reason: str, detail: str, topic: str, key: bytes | None, value: bytes | None,
+    headers: Headers, cap: int,
+) -> tuple[bytes | None, bytes | None, Headers]:  # fmt: skip
+    """The dead letter of a record ragpulse could not publish on `topic`."""
+    letter = [
+        *headers,
+        ("ragpulse.error.reason", reason.encode()),
+        ("ragpulse.error.detail", detail[:1000].encode()),
+        ("ragpulse.output.topic", topic.encode()),
+        ("ragpulse.error.time", datetime.now(UTC).isoformat().encode()),
+    ]
+    return _fit(key, value, letter, len(headers), cap)

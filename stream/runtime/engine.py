@@ -41,7 +41,7 @@ from stream.runtime.judging import JudgeService
 from stream.runtime.judging_build import build_judging
 from stream.runtime.kafka_config import ensure_topics
 from stream.runtime.loop_health import install_log_throttle, watch_loop_lag
-from stream.runtime.pipeline import Pipeline, Result
+from stream.runtime.pipeline import Pipeline, Result, turn_key
 from stream.runtime.sampler import Sampler
 from stream.runtime.settings import Settings
 
@@ -131,11 +131,15 @@ class SidecarBase(abc.ABC):
         """Publish what the pipeline produced for one message (the same for every engine)."""
         k = self.settings.kafka
         if result.outcome == "scored":
+            key = key if key is not None else turn_key(result)
             await self._send(k.scores_topic, key, result.scorecard_bytes())
             for alarm in result.alarms:
                 await self._publish_alarm(alarm)
             if result.judge_event is not None:
-                self.judge_bridge.submit(result.judge_event, result.sample_reason or "base")
+                self.judge_bridge.submit(
+                    result.judge_event, result.sample_reason or "base", result.judge_wait_s,
+                    key, (result.scorecard or {}).get("failure_modes", ()),
+                )  # fmt: skip
         elif result.outcome == "invalid":
             key, value, dlq = dead_letter(result, key, value, topic, partition, offset,
                                           headers, k.dlq_max_value_bytes)  # fmt: skip
@@ -235,6 +239,7 @@ class SidecarBase(abc.ABC):
             actions if admin.enabled else None,
             token=admin.token.get_secret_value() if admin.token is not None else None,
             admin_host=admin.host, admin_port=admin.port,
+            max_connections=s.server.max_connections,
         ).start()  # fmt: skip
         log.info("serving /metrics on %s/metrics", self.server.url)
         if admin.enabled:

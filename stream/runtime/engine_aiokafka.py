@@ -9,6 +9,11 @@ crash before the commit means the batch is processed again (at-least-once; the d
 window catches the repeats while the process lives). A rebalance waits for the batch in flight and
 commits it before giving partitions up. SIGTERM: stop fetching, finish the batch,
 flush, commit, leave the group.
+
+Every record is sized first (:class:`~stream.runtime.record_size.OutputGuard`: within
+`kafka.max_record_bytes`, shed or dead-lettered); one the broker still refuses goes to the
+dead-letter topic (`output_rejected`) or is counted, and the batch is committed: a record
+never stops the stream.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from stream.runtime.batch_publisher import BatchPublisher
 from stream.runtime.engine import Headers, SidecarBase
 from stream.runtime.fetch_guard import FetchGuard, SkippedBatch
 from stream.runtime.kafka_config import aiokafka_kwargs
+from stream.runtime.record_size import REFUSED, OutputGuard, Record
 
 __all__ = ["AiokafkaSidecar"]
 
@@ -61,11 +67,13 @@ class AiokafkaSidecar(SidecarBase):
         self._batch_lock = asyncio.Lock()
         self._revoking = True  # not ready before the first assignment
         self._stopping = False
+        self.outputs = OutputGuard(self.settings.kafka, self.metrics)
 
     async def _engine_start(self) -> None:
         k = self.settings.kafka
         conn = aiokafka_kwargs(k)
-        producer = AIOKafkaProducer(**conn, client_id=k.client_id, acks="all", linger_ms=5)
+        producer = AIOKafkaProducer(**conn, client_id=k.client_id, acks="all", linger_ms=5,
+                                    max_request_size=k.max_record_bytes)  # fmt: skip
         consumer = AIOKafkaConsumer(
             **conn,
             client_id=k.client_id,
@@ -88,7 +96,7 @@ class AiokafkaSidecar(SidecarBase):
             await producer.stop()
             raise
         self._producer, self._consumer = producer, consumer
-        self._batches = BatchPublisher(producer)
+        self._batches = BatchPublisher(producer, self._rejected)
         self._guard = FetchGuard(consumer)
         self._stopping = False
         self._task = asyncio.create_task(self._consume(), name="ragpulse.detect")
@@ -137,11 +145,33 @@ class AiokafkaSidecar(SidecarBase):
         force: bool = False,
     ) -> Any:
         assert self._producer is not None and self._batches is not None
+        record = self.outputs.fit(topic, key, value, headers)
+        if record is None:  # a dead letter over the cap: counted
+            return None
         if force:  # outside any fetched batch (judge updates, operator re-baseline)
-            fut = await self._producer.send(topic, value, key=key, headers=headers)
-            return await fut
-        await self._batches.add(topic, key, value, headers or [])
+            try:
+                return await self._deliver(record)
+            except REFUSED as exc:
+                await self._rejected(record, exc)
+                return None
+        await self._batches.add(*record)
         return None
+
+    async def _deliver(self, record: Record) -> Any:
+        assert self._producer is not None
+        topic, key, value, headers = record
+        return await (await self._producer.send(topic, value, key=key, headers=headers))
+
+    async def _rejected(self, record: Record, exc: Exception) -> None:
+        """A record the broker refused alone: its dead letter, sent at once (a dead letter
+        refused too is counted and dropped)."""
+        letter = self.outputs.refused(*record, "rejected", f"{type(exc).__name__}: {exc}")
+        if letter is None:
+            return
+        try:
+            await self._deliver(letter)
+        except REFUSED as again:
+            self.outputs.refused(*letter, "rejected", f"{type(again).__name__}: {again}")
 
     async def _engine_stop(self) -> None:
         self._stopping = True

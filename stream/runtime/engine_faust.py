@@ -7,16 +7,24 @@ committed (faust attachments), so a crash before a commit means the event is pro
 again, never lost. A graceful stop (SIGTERM) stops fetching, drains, flushes the
 producer, commits and returns 0. `engine: aiokafka` is the batch engine of
 `stream.runtime.engine_aiokafka`; everything but moving bytes is shared (`stream.runtime.engine`).
+
+Every record is sized first (:class:`~stream.runtime.record_size.OutputGuard`), and the
+producer's `max_request_size` is `kafka.max_record_bytes`. faust logs a record the broker
+refuses and commits past it; this engine then sends its dead letter (`output_rejected`),
+outside the offset it was attached to (a crash in between loses that dead letter).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from stream.runtime.engine import Headers, SidecarBase
 from stream.runtime.fetch_guard import FetchGuard, SkippedBatch, undecodable
 from stream.runtime.kafka_config import aiokafka_kwargs, faust_credentials
+from stream.runtime.record_size import REFUSED, OutputGuard, Record
 
 if TYPE_CHECKING:  # faust (+14 MiB RSS) loads only for engine: faust
     import faust
@@ -33,6 +41,7 @@ class FaustSidecar(SidecarBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.outputs = OutputGuard(self.settings.kafka, self.metrics)
         self.app = self._build_app()
         self._admin: Any = None  # AIOKafkaAdminClient while running (lag probes)
 
@@ -55,6 +64,7 @@ class FaustSidecar(SidecarBase):
             value_serializer="raw",
             key_serializer="raw",
             producer_acks=-1,
+            producer_max_request_size=k.max_record_bytes,
             web_enabled=False,
             store="memory://",
             datadir=str(self.settings.data_dir),
@@ -89,9 +99,33 @@ class FaustSidecar(SidecarBase):
         headers: Headers | None = None,
         force: bool = False,
     ) -> Any:
+        record = self.outputs.fit(topic, key, value, headers)
+        if record is None:  # a dead letter over the cap: counted
+            return None
+        topic, key, value, sent = record
         # inside the agent, faust attaches the record to the current offset
-        sent = cast(Any, headers)  # header values may be null, as Kafka allows
-        return await self._topics[topic].send(key=key, value=value, headers=sent, force=force)
+        fut = await self._topics[topic].send(key=key, value=value, headers=cast(Any, sent),
+                                             force=force)  # fmt: skip
+        if isinstance(fut, asyncio.Future):
+            fut.add_done_callback(partial(self._published, record))
+        return fut
+
+    def _published(self, record: Record, fut: asyncio.Future[Any]) -> None:
+        exc = None if fut.cancelled() else fut.exception()
+        if isinstance(exc, REFUSED):
+            self.judge_bridge.track(self._rejected(record, exc))
+
+    async def _rejected(self, record: Record, exc: BaseException) -> None:
+        """A record the broker refused: its dead letter (refused too: counted, dropped)."""
+        letter = self.outputs.refused(*record, "rejected", f"{type(exc).__name__}: {exc}")
+        if letter is None:
+            return
+        topic, key, value, headers = letter
+        channel = self._topics[topic]
+        try:
+            await (await channel.send(key=key, value=value, headers=cast(Any, headers), force=True))
+        except REFUSED as again:
+            self.outputs.refused(*letter, "rejected", f"{type(again).__name__}: {again}")
 
     def _guard_fetches(self) -> None:
         """faust's consumer thread fetches through FetchGuard: a batch that does not decode

@@ -25,6 +25,7 @@ from stream.runtime.fleet_owner import DriftOwner
 from stream.runtime.fleet_topics import ensure_fleet_topics
 from stream.runtime.kafka_config import aiokafka_kwargs
 from stream.runtime.pipeline import Pipeline
+from stream.runtime.record_size import record_bytes
 from stream.runtime.settings import Settings
 
 __all__ = ["FleetDrift"]
@@ -50,7 +51,7 @@ class FleetDrift:
         self.partitions = await ensure_fleet_topics(k)
         producer = AIOKafkaProducer(**aiokafka_kwargs(k), client_id=f"{k.client_id}-drift",
                                     acks="all", linger_ms=5,
-                                    max_request_size=k.max_record_bytes + 4096)  # fmt: skip
+                                    max_request_size=k.max_record_bytes)  # fmt: skip
         await producer.start()
         try:
             await self.owner.start(producer)
@@ -80,9 +81,12 @@ class FleetDrift:
         try:
             futures = []
             for rec in records:
-                value = encode(rec)
-                futures.append(await producer.send(k.observations_topic, value,
-                                                   key=rec.series.encode()))  # fmt: skip
+                value, key = encode(rec), rec.series.encode()
+                if record_bytes(key, value) > k.max_record_bytes:  # sized before it is sent
+                    self.metrics.output_refused.labels("observation", "too_large",
+                                                       "dropped").inc()  # fmt: skip
+                    continue
+                futures.append(await producer.send(k.observations_topic, value, key=key))
                 fm.observation_bytes.inc(len(value))
             if futures:
                 await asyncio.gather(*futures)

@@ -31,8 +31,9 @@ from monitors.fleet import (
     decode_state,
     encode_state,
 )
-from stream.runtime.fleet_changelog import read_partitions, write_state
+from stream.runtime.fleet_changelog import read_partitions, state_key, write_state
 from stream.runtime.kafka_config import aiokafka_kwargs
+from stream.runtime.record_size import record_bytes
 from stream.runtime.settings import Settings
 
 __all__ = ["DriftOwner"]
@@ -255,8 +256,11 @@ class DriftOwner:
         assert self._producer is not None
         k = self.settings.kafka
         for alarm in owned.outbox:
-            body = json.dumps(alarm).encode()
-            await (await self._producer.send(k.alarms_topic, body, key=alarm["metric"].encode()))
+            body, key = json.dumps(alarm).encode(), alarm["metric"].encode()
+            if record_bytes(key, body) > k.max_record_bytes:  # never for the schema's fields
+                self.metrics.output_refused.labels("alarm", "too_large", "dropped").inc()
+                continue
+            await (await self._producer.send(k.alarms_topic, body, key=key))
         owned.outbox = []
         await self._snapshot([owned])
 
@@ -271,8 +275,9 @@ class DriftOwner:
                 log.warning("drift state of %s not written: %s", owned.sid[:120],
                             type(exc).__name__)  # fmt: skip
                 continue
-            if len(value) + 512 > k.max_record_bytes:
+            if record_bytes(state_key(k.group_id, owned.sid), value) > k.max_record_bytes:
                 fm.state_too_large.inc()
+                self.metrics.output_refused.labels("state", "too_large", "dropped").inc()
                 log.warning("drift state of %s is %d bytes, over kafka.max_record_bytes; not"
                             " written", owned.sid[:120], len(value))  # fmt: skip
                 continue

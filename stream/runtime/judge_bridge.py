@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from exporters import Metrics
@@ -50,21 +50,38 @@ class JudgeBridge:
         self._updates: set[asyncio.Future[Any]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def submit(self, event: Event, reason: str = "base") -> None:
-        """Hand a sampled event to the judge; never waits (a full queue drops and counts)."""
+    def submit(
+        self,
+        event: Event,
+        reason: str = "base",
+        wait_s: float = 0.0,
+        key: bytes | None = None,
+        failure_modes: Sequence[str] = (),
+    ) -> None:
+        """Hand a sampled event to the judge; never waits (a full queue drops and counts,
+        per failure mode too). Its update goes out with the scorecard's `key`."""
         if self.judging is None:
             return
+        out_key = key if key is not None else (event.conversation_id or event.event_id).encode()
         if not self._open:
             self.metrics.dropped.labels("shutdown").inc()
-        elif not self.judging.submit(event, self._on_judged, reason):
+            self._flagged_dropped(failure_modes, "shutdown")
+        elif not self.judging.submit(
+            event, lambda result: self._on_judged(result, out_key), reason, wait_s
+        ):
             self.metrics.dropped.labels("judge_backlog").inc()
+            self._flagged_dropped(failure_modes, "judge_backlog")
 
-    def _on_judged(self, result: JudgeResult) -> None:
+    def _flagged_dropped(self, failure_modes: Sequence[str], reason: str) -> None:
+        for mode in failure_modes:
+            self.metrics.dropped_flagged.labels(mode, reason).inc()
+
+    def _on_judged(self, result: JudgeResult, key: bytes) -> None:
         """Called on the judge thread: publish the scorecard update from the event loop."""
         if self.loop is not None and not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self._publish_update, result)
+            self.loop.call_soon_threadsafe(self._publish_update, result, key)
 
-    def _publish_update(self, result: JudgeResult) -> None:
+    def _publish_update(self, result: JudgeResult, key: bytes) -> None:
         sampler = self.pipeline.sampler
         if sampler is not None:
             calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
@@ -81,7 +98,7 @@ class JudgeBridge:
                 self.pipeline.alarm(alarm)
                 self.track(self._publish_alarm(alarm))
         body = json.dumps(result.scorecard_update()).encode()
-        self.track(self._publish(self._scores_topic, result.event_id.encode(), body))
+        self.track(self._publish(self._scores_topic, key, body))
 
     def track(self, aw: Awaitable[Any]) -> None:
         """Keep a publish running in the background; `close` waits for it."""

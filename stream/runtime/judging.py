@@ -33,6 +33,7 @@ from monitors.judges.base import EmbeddedJudge, LLMJudge
 from monitors.judges.settings import CompoundSettings
 from monitors.metrics.base import JudgeMetric, MetricOutcome
 from stream.contract.events import Event
+from stream.runtime.priority_slots import PrioritySlots
 
 __all__ = [
     "POPULATION_REASONS",
@@ -84,8 +85,8 @@ class JudgeService:
         self._thread.start()
         self._sem = self._call(self._make_semaphore())
 
-    async def _make_semaphore(self) -> asyncio.Semaphore:
-        return asyncio.Semaphore(self.concurrency)
+    async def _make_semaphore(self) -> PrioritySlots:
+        return PrioritySlots(self.concurrency)
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -98,16 +99,22 @@ class JudgeService:
         return self._pending / self.capacity
 
     def submit(
-        self, event: Event, on_done: Callable[[JudgeResult], None], reason: str = "base"
+        self,
+        event: Event,
+        on_done: Callable[[JudgeResult], None],
+        reason: str = "base",
+        wait_s: float = 0.0,
     ) -> bool:
-        """Queue `event` (sampled for `reason`) for judging; False (nothing queued) when the
-        queue is full."""
+        """Queue `event` (sampled for `reason`) for judging, no sooner than `wait_s` from
+        now (a flagged turn taken on the budget's credit); False (nothing queued) when the
+        queue is full. Waiting turns that are not base/stratum go before the others."""
         with self._lock:
             if self._pending >= self.capacity:
                 return False
             self._pending += 1
         self._depth()
-        fut = asyncio.run_coroutine_threadsafe(self._bounded(event, reason), self._loop)
+        work = self._bounded(event, reason, wait_s)
+        fut = asyncio.run_coroutine_threadsafe(work, self._loop)
         fut.add_done_callback(lambda f: self._finished(event, f, on_done))
         return True
 
@@ -116,8 +123,10 @@ class JudgeService:
         result: JudgeResult = self._call(self.evaluate(event, reason))
         return result
 
-    async def _bounded(self, event: Event, reason: str) -> JudgeResult:
-        async with self._sem:
+    async def _bounded(self, event: Event, reason: str, wait_s: float = 0.0) -> JudgeResult:
+        if wait_s > 0:
+            await asyncio.sleep(wait_s)
+        async with self._sem.slot(first=reason not in POPULATION_REASONS):
             return await self.evaluate(event, reason)
 
     def _finished(

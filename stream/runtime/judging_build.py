@@ -39,6 +39,13 @@ def build_judging(
     options = dict(js.options)
     if js.api_key is not None:
         options["api_key"] = js.api_key
+    # secrets read from the environment at start (never part of judge.options)
+    if js.headers_from_env:
+        options["secret_headers"] = js.secret_headers()
+    if js.query_from_env:
+        options["secret_query"] = js.secret_query()
+    if js.allow_insecure_http:
+        options["allow_insecure_http"] = True
     try:
         judge = create_judge(js.type, **options)
     except (TypeError, ValueError) as exc:

@@ -28,7 +28,16 @@ from stream.contract.events import Event, InvalidEvent, parse_event
 from stream.runtime.sampler import Sampler
 from stream.runtime.settings import ConfigError, Settings
 
-__all__ = ["Dedupe", "Pipeline", "Result", "build_detectors", "scorecard"]
+__all__ = [
+    "Dedupe",
+    "Passthrough",
+    "Pipeline",
+    "Result",
+    "build_detectors",
+    "passthrough",
+    "scorecard",
+    "turn_key",
+]
 
 log = logging.getLogger(__name__)
 _encode = msgspec.json.Encoder().encode
@@ -59,11 +68,20 @@ class Result:
     alarms: tuple[AlarmEvent, ...] = ()
     judge_event: Event | None = None  # sampled: the source hands it to the JudgeService
     sample_reason: str | None = None  # why judge_event was sampled (Sampler reason)
+    judge_wait_s: float = 0.0  # judge it no sooner (a flagged turn on the budget's credit)
 
     def scorecard_bytes(self) -> bytes:
         """Compact UTF-8 JSON (msgspec: ~2.5x cheaper than json.dumps, the same bytes on
         the bundled traffic; a float is written in its shortest form, NaN as null)."""
         return _encode(self.scorecard)
+
+
+def turn_key(result: Result) -> bytes | None:
+    """The `rag.scores` key of a turn whose input record had none: its conversation id,
+    else its event id, so its scorecard and its judge update share a partition."""
+    card = result.scorecard or {}
+    key = card.get("conversation_id") or result.event_id
+    return key.encode() if isinstance(key, str) else None
 
 
 class Dedupe:
@@ -105,7 +123,17 @@ def build_detectors(settings: Settings) -> list[Detector]:
     return built
 
 
-def scorecard(event: Event, detections: list[Detection], sampled: bool = False) -> dict[str, Any]:
+#: which unknown event fields a scorecard copies under "extra" (`scorecard.extra`)
+Passthrough = Literal["all", "none"] | frozenset[str]
+
+
+def passthrough(setting: Literal["all", "none"] | list[str]) -> Passthrough:
+    return setting if isinstance(setting, str) else frozenset(setting)
+
+
+def scorecard(
+    event: Event, detections: list[Detection], sampled: bool = False, extra: Passthrough = "all"
+) -> dict[str, Any]:
     card: dict[str, Any] = {"event_id": event.event_id}
     timestamp = event.timestamp
     if timestamp is not None:
@@ -122,8 +150,14 @@ def scorecard(event: Event, detections: list[Detection], sampled: bool = False) 
         card["failure_modes"] = []
     card["metrics"] = {}
     card["sampled"] = sampled
-    if event.model_extra:
-        card["extra"] = event.model_extra
+    unknown = event.model_extra
+    if unknown and extra != "none":
+        if extra == "all":
+            card["extra"] = unknown
+        else:
+            kept = {k: v for k, v in unknown.items() if k in extra}
+            if kept:
+                card["extra"] = kept
     return card
 
 
@@ -140,6 +174,7 @@ class Pipeline:
         self.settings = settings
         self.otel = events or OtelEvents()
         self.limits = settings.limits
+        self.extra = passthrough(settings.scorecard.extra)
         self.detectors = build_detectors(settings)
         self.scanner = Scanner(self.detectors)  # one pass per text for all their patterns
         self.dedupe = Dedupe(settings.dedupe.window_size)
@@ -190,7 +225,7 @@ class Pipeline:
                 failed.append(det.name)
                 self._detector_failed(det.name, exc)
         elapsed = time.perf_counter() - started
-        card = scorecard(event, detections)
+        card = scorecard(event, detections, extra=self.extra)
         if failed:
             card["detector_errors"] = failed
         if x is not None:
@@ -207,8 +242,8 @@ class Pipeline:
             )
             for alarm in alarms:
                 self.alarm(alarm)
-        judge_event, reason = (
-            self._sample(event, detections, card) if self.sampler is not None else (None, None)
+        judge_event, reason, wait = (
+            self._sample(event, detections, card) if self.sampler is not None else (None, None, 0.0)
         )
         return Result(
             "scored",
@@ -217,6 +252,7 @@ class Pipeline:
             alarms=alarms,
             judge_event=judge_event,
             sample_reason=reason,
+            judge_wait_s=wait,
         )
 
     def observe_into(self, buffer: ObservationBuffer) -> None:
@@ -237,16 +273,21 @@ class Pipeline:
 
     def _sample(
         self, event: Event, detections: list[Detection], card: dict[str, Any]
-    ) -> tuple[Event | None, str | None]:
+    ) -> tuple[Event | None, str | None, float]:
         assert self.sampler is not None
         if self._pressure is not None:
             self.sampler.set_pressure(self._pressure())
         detectors = {d.detector for d in detections} if detections else _NO_DETECTORS
-        decision = self.sampler.decide(event, card["failure_modes"], detectors)
+        modes = card["failure_modes"]
+        decision = self.sampler.decide(event, modes, detectors)
         if self.export is not None:
-            self.export.sampling(self.sampler.effective_rate, decision.sampled, decision.reason)
+            self.export.sampling(
+                self.sampler.effective_rate, decision.sampled, decision.reason, modes
+            )
         card["sampled"] = decision.sampled
-        return (event, decision.reason) if decision.sampled else (None, None)
+        if not decision.sampled:
+            return None, None, 0.0
+        return event, decision.reason, decision.wait_s
 
     def _declare_stream(self, key: StreamKey) -> None:
         if self.export is not None:

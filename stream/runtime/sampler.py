@@ -62,8 +62,9 @@ class TokenBucket:
         self, budget: float, period_s: float, burst_fraction: float, unit: float = 0.0
     ) -> None:
         self.capacity = max(budget * burst_fraction, unit)
-        self.refill_per_s = (budget - self.capacity) / period_s
+        self.refill_per_s = max(0.0, (budget - self.capacity) / period_s)
         self.tokens = self.capacity
+        self.max_debt = self.capacity  # credit_wait: debt allowed (raised by _Pool)
         self._at: float | None = None
 
     def available(self, now: float, cost: float) -> bool:
@@ -73,8 +74,53 @@ class TokenBucket:
         return self.tokens >= min(cost, self.capacity)  # a cost over the size needs a full bucket
 
     def charge(self, cost: float) -> None:
-        """Take `cost` (negative refunds); debt is floored at one bucket size."""
-        self.tokens = max(-self.capacity, min(self.capacity, self.tokens - cost))
+        """Take `cost` (negative refunds); debt is floored at `max_debt`."""
+        self.tokens = max(-self.max_debt, min(self.capacity, self.tokens - cost))
+
+    def credit_wait(self, cost: float) -> float | None:
+        """Seconds until `cost`, taken on credit now, is paid back by the refill (0: it
+        fits); None when the debt would pass `max_debt`. A call made after that wait
+        keeps every window within the budget, as if the turn had waited its turn."""
+        after = self.tokens - cost
+        if after >= 0:
+            return 0.0
+        if after < -self.max_debt or self.refill_per_s <= 0:
+            return None
+        return -after / self.refill_per_s
+
+
+class _Pool:
+    """The call and dollar buckets of one share of the budget."""
+
+    def __init__(self, b: SamplerBudget, share: float, credit_s: float = 0.0) -> None:
+        cpm, usd = b.calls_per_minute, b.usd_per_hour
+        unit = b.calls_per_event
+        self.calls = TokenBucket(cpm * share, 60.0, b.burst_fraction, unit) if cpm else None
+        self.usd = TokenBucket(usd * share, 3600.0, b.burst_fraction) if usd else None
+        for bucket in (self.calls, self.usd):
+            if bucket is not None:
+                bucket.max_debt = max(bucket.capacity, bucket.refill_per_s * credit_s)
+
+    def fits(self, now: float, calls: float, usd: float) -> bool:
+        ok_calls = self.calls is None or self.calls.available(now, calls)
+        return (self.usd is None or self.usd.available(now, usd)) and ok_calls
+
+    def charge(self, calls: float, usd: float) -> None:
+        if self.calls is not None:
+            self.calls.charge(calls)
+        if self.usd is not None:
+            self.usd.charge(usd)
+
+    def credit(self, calls: float, usd: float) -> float | None:
+        """The wait for a turn taken on credit (the longer bucket's), or None."""
+        waits = [
+            bucket.credit_wait(cost)
+            for bucket, cost in ((self.calls, calls), (self.usd, usd))
+            if bucket is not None
+        ]
+        if any(w is None for w in waits):
+            return None
+        return max((w for w in waits if w is not None), default=0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +128,11 @@ class Decision:
     sampled: bool
     reason: str
     reserved_usd: float = 0.0  # estimated cost charged to the dollar budget
+    wait_s: float = 0.0  # judge it no sooner: a flagged turn taken on the budget's credit
 
 
+#: the reasons of the unbiased population: they may not spend the flagged turns' reserve
+_POPULATION = frozenset({"base", "stratum"})
 #: the decisions that drop a turn (immutable, so one each serves every turn)
 _DROPPED = {reason: Decision(False, reason) for reason in DROPPED_REASONS}
 
@@ -95,9 +144,11 @@ class Sampler:
         self.settings = s = settings
         self._clock = clock
         self._hasher = hashlib.blake2b(s.salt.encode() + b"\x00", digest_size=8)
-        b, cpm, usd = s.budget, s.budget.calls_per_minute, s.budget.usd_per_hour
-        self._calls = TokenBucket(cpm, 60.0, b.burst_fraction, b.calls_per_event) if cpm else None
-        self._usd = TokenBucket(usd, 3600.0, b.burst_fraction) if usd else None
+        b, reserve = s.budget, s.budget.reserve_for_flagged
+        # base/stratum turns spend the shared pool only; boosted and reference turns their
+        # own pool first, then on its credit, then the shared pool (docs/sampling.md)
+        self._shared = _Pool(b, 1.0 - reserve, 0.0 if reserve else b.credit_s)
+        self._flagged = _Pool(b, reserve, b.credit_s) if reserve else None
         self.cost_estimate_usd = b.cost_per_event_usd
         self._costs_seen = 0
         self._any_mode = "*" in s.boosts.failure_modes
@@ -106,6 +157,7 @@ class Sampler:
         self._fill = 0.0
         self._scale = 1.0
         self.counts: dict[str, int] = dict.fromkeys(SAMPLED_REASONS + DROPPED_REASONS, 0)
+        self.deferred = 0  # flagged turns judged after a wait for the budget's refill
 
     @property
     def effective_rate(self) -> float:
@@ -125,8 +177,8 @@ class Sampler:
         """Measured judge cost of one sampled turn: settles the dollar budget, updates the
         estimate. `reserved_usd` is the decision's `reserved_usd` (default: the estimate)."""
         reserved = self.cost_estimate_usd if reserved_usd is None else reserved_usd
-        if self._usd is not None:
-            self._usd.charge(usd - reserved)
+        if self._shared.usd is not None:
+            self._shared.usd.charge(usd - reserved)
         self._costs_seen += 1
         weight = max(self.settings.budget.cost_smoothing, 1.0 / self._costs_seen)
         self.cost_estimate_usd += weight * (usd - self.cost_estimate_usd)
@@ -156,8 +208,13 @@ class Sampler:
         if boost is not None:
             if where < rate * self._scale:
                 # chosen at the base/stratum rate anyway: it stays in the unbiased population
-                # (reason base/stratum, budget applies as to any population turn)
-                return self._spend(reason, bypass=False)
+                # (reason base/stratum, budget applies as to any population turn) ...
+                decision = self._spend(reason, bypass=False, count=False)
+                if decision.sampled:
+                    self.counts[reason] += 1
+                    return decision
+                # ... unless the population's share is spent: then it is judged as the
+                # boosted turn it is (the population loses it whatever its content)
             reason = boost
             if s.boosts.boost_rate == "always":
                 return self._spend(reason, bypass=s.boosts_bypass_budget)
@@ -198,20 +255,32 @@ class Sampler:
                 return "boost_retrieval"
         return None
 
-    def _spend(self, reason: str, bypass: bool) -> Decision:
+    def _spend(self, reason: str, bypass: bool, count: bool = True) -> Decision:
         now = self._clock()
         calls = self.settings.budget.calls_per_event
         usd = self.cost_estimate_usd
-        fits = (self._calls is None or self._calls.available(now, calls)) and (
-            self._usd is None or self._usd.available(now, usd)
-        )
-        if not fits and not bypass:
-            return self._count(False, "budget")
-        if self._calls is not None:
-            self._calls.charge(calls)
-        if self._usd is not None:
-            self._usd.charge(usd)
-        return self._count(True, reason, usd)
+        shared, flagged = self._shared, self._flagged
+        wait: float | None = 0.0
+        if reason in _POPULATION:
+            pool = shared if shared.fits(now, calls, usd) or bypass else None
+        elif flagged is not None and flagged.fits(now, calls, usd):
+            pool = flagged
+        else:
+            pool = flagged or shared
+            wait = pool.credit(calls, usd)  # judged once the refill has paid for it
+            if wait is None and flagged is not None and shared.fits(now, calls, usd):
+                pool, wait = shared, 0.0
+            if wait is None and bypass:
+                wait = 0.0
+            if wait is None:
+                pool = None
+        if pool is None or wait is None:
+            return self._count(False, "budget") if count else _DROPPED["budget"]
+        pool.charge(calls, usd)
+        if count:
+            self.counts[reason] += 1
+            self.deferred += wait > 0
+        return Decision(True, reason, usd, wait)
 
     def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> Decision:
         self.counts[reason] += 1

@@ -73,12 +73,28 @@ class SamplerBudget(_Section):
     burst_fraction: Annotated[float, Field(gt=0, lt=1)] = Field(
         0.1, description="share of each budget that may be spent at once (bucket size)"
     )
+    reserve_for_flagged: Annotated[float, Field(ge=0, lt=1)] = Field(
+        0.25,
+        description="share of each budget kept for boosted and reference turns (base/stratum "
+        "turns spend the rest only; flagged turns may also spend the rest)",
+    )
+    credit_s: Annotated[float, Field(ge=0, le=600)] = Field(
+        60.0,
+        description="a flagged turn over the budget waits up to this long for the refill "
+        "instead of being dropped (0: no credit)",
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> SamplerBudget:
         cpm = self.calls_per_minute
         if cpm is not None and cpm <= self.calls_per_event:
             raise ValueError("calls_per_minute must exceed calls_per_event")
+        reserve = self.reserve_for_flagged
+        if cpm is not None and reserve and cpm * min(reserve, 1 - reserve) <= self.calls_per_event:
+            raise ValueError(
+                "calls_per_minute x reserve_for_flagged (and x its rest) must exceed "
+                "calls_per_event: each share of the budget must hold one sampled turn"
+            )
         return self
 
 

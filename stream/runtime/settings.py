@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from contextvars import ContextVar
 from pathlib import Path
@@ -29,6 +28,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from exporters.alert_settings import AlertSettings
@@ -39,6 +39,7 @@ from monitors.metrics.gates import GateSettings
 from stream.contract.events import EventLimits
 from stream.runtime.progress import ProgressSettings
 from stream.runtime.sampler import SamplerSettings
+from stream.runtime.settings_sources import EnvSource, bad_json_env, explain, unknown_env
 
 __all__ = [
     "AdminSettings",
@@ -48,6 +49,7 @@ __all__ = [
     "HeapSettings",
     "KafkaSettings",
     "LabelSettings",
+    "ScorecardSettings",
     "ServerSettings",
     "Settings",
     "load_settings",
@@ -66,7 +68,10 @@ class KafkaSettings(_Section):
     bootstrap_servers: str = Field("localhost:9092", description="host:port[,host:port...]")
     input_topic: str = Field("rag.interactions", description="RAG interaction events")
     dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
-    scores_topic: str = Field("rag.scores", description="one scorecard per valid event")
+    scores_topic: str = Field(
+        "rag.scores",
+        description="one scorecard per valid event, one judge update per judged turn (same key)",
+    )
     alarms_topic: str = Field("rag.alarms", description="drift alarm transitions (JSON)")
     observations_topic: str = Field(
         "rag.monitor.observations",
@@ -88,8 +93,11 @@ class KafkaSettings(_Section):
     max_record_bytes: int = Field(
         1_048_588,
         ge=65_536,
-        description="every record ragpulse publishes on the drift topics"
-        " fits this (Kafka's default message.max.bytes)",
+        le=1 << 30,
+        description="every record ragpulse publishes (scorecards, judge updates, dead letters,"
+        " alarms, drift records) fits this many bytes: key + value + headers + 128 bytes of"
+        " batch framing + 10 per header (Kafka's default message.max.bytes); a scorecard"
+        " over it sheds parts (docs/reliability.md)",
     )
     group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
     client_id: str = Field("ragpulse", description="Kafka client id")
@@ -103,9 +111,10 @@ class KafkaSettings(_Section):
     dlq_max_value_bytes: int = Field(
         1_000_000,
         ge=1024,
-        description="a dead letter (key, value and headers) is kept within this many bytes:"
-        " the value is cut first (`ragpulse.error.value_bytes` keeps its size), then a key over"
-        " 1 KiB (`ragpulse.error.key_bytes`), then the source headers are dropped"
+        description="a dead letter (key, value and headers) is kept within this many bytes"
+        " (at most kafka.max_record_bytes): the value is cut first"
+        " (`ragpulse.error.value_bytes` keeps its size), then a key over 1 KiB"
+        " (`ragpulse.error.key_bytes`), then the source headers are dropped"
         " (`ragpulse.error.headers_dropped`)",
     )
     create_topics: bool = Field(True, description="declare missing topics at start")
@@ -137,6 +146,33 @@ class KafkaSettings(_Section):
         if not servers or any(":" not in s for s in servers):
             raise ValueError("expected host:port[,host:port...]")
         return ",".join(servers)
+
+    @model_validator(mode="after")
+    def _dlq_fits_records(self) -> KafkaSettings:
+        # a dead letter is a record too: one the broker refuses would have nowhere to go
+        if self.dlq_max_value_bytes > self.max_record_bytes:
+            raise ValueError(
+                f"kafka.dlq_max_value_bytes ({self.dlq_max_value_bytes}) must not exceed"
+                f" kafka.max_record_bytes ({self.max_record_bytes})"
+            )
+        return self
+
+
+class ScorecardSettings(_Section):
+    """What a scorecard carries beyond ragpulse's own fields (docs/reliability.md)."""
+
+    extra: Literal["all", "none"] | list[str] = Field(
+        "all",
+        description="the event's unknown top-level fields copied under `extra`: all, none, or"
+        " an allow-list of field names; they may carry user data (docs/security.md)",
+    )
+
+    @field_validator("extra")
+    @classmethod
+    def _names(cls, v: Literal["all", "none"] | list[str]) -> Literal["all", "none"] | list[str]:
+        if isinstance(v, list) and any(not name or len(name) > 256 for name in v):
+            raise ValueError("expected field names of 1 to 256 characters")
+        return v
 
 
 class DetectorSettings(_Section):
@@ -177,7 +213,12 @@ class LabelSettings(_Section):
 
 
 #: a bearer token: printable ASCII without spaces (what an HTTP header carries unchanged)
-_ADMIN_TOKEN = re.compile(r"[\x21-\x7e]{16,}")
+_TOKEN_MIN_CHARS = 16
+
+
+def _is_token(text: str) -> bool:
+    """At least 16 characters, each in 0x21..0x7e (string operations, no regex engine)."""
+    return len(text) >= _TOKEN_MIN_CHARS and all("\x21" <= c <= "\x7e" for c in text)
 
 
 class AdminSettings(_Section):
@@ -212,7 +253,7 @@ class AdminSettings(_Section):
                     " (from a Secret; make one with `openssl rand -hex 32`)"
                 )
             return None
-        if not _ADMIN_TOKEN.fullmatch(text):
+        if not _is_token(text):
             raise ValueError("expected 16 or more printable ASCII characters, no spaces")
         return SecretStr(text)
 
@@ -220,6 +261,13 @@ class AdminSettings(_Section):
 class ServerSettings(_Section):
     host: str = Field("0.0.0.0", description="listen address of the HTTP endpoint")
     port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
+    max_connections: int = Field(
+        64,
+        ge=4,
+        le=4096,
+        description="connections served at once per listener; one more is closed at once "
+        "and counted (ragpulse_http_client_errors_total{reason=over_capacity})",
+    )
     admin: AdminSettings = Field(default_factory=AdminSettings)
 
     @model_validator(mode="after")
@@ -272,6 +320,7 @@ class Settings(BaseSettings):
     )
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     limits: EventLimits = Field(default_factory=EventLimits)
+    scorecard: ScorecardSettings = Field(default_factory=ScorecardSettings)
     detectors: DetectorSettings = Field(default_factory=DetectorSettings)
     labels: LabelSettings = Field(default_factory=LabelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -322,7 +371,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+        env = EnvSource(settings_cls)  # + `a,b` lists of strings
+        return (init_settings, env, _YamlSource(settings_cls), file_secret_settings)
 
     def masked(self) -> dict[str, Any]:
         """The effective configuration as plain data, secrets shown as '**********'."""
@@ -352,6 +402,16 @@ class _YamlSource(PydanticBaseSettingsSource):
         return data
 
 
+def _yaml_data(path: str | None) -> Any:
+    """The config file's data again, to tell which errors it holds (None: unreadable)."""
+    if not path:
+        return None
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+
+
 class ConfigError(Exception):
     """A configuration that cannot start; the message names the field."""
 
@@ -359,14 +419,19 @@ class ConfigError(Exception):
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
     """Build and validate Settings, turning validation errors into one readable ConfigError."""
     token = _config_file.set(str(config_file) if config_file is not None else None)
+    environ = dict(os.environ)
+    unknown = unknown_env(Settings, environ)
+    if unknown:
+        raise ConfigError("unknown settings in the environment:\n" + "\n".join(unknown))
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors(include_url=False):
-            loc = ".".join(str(p) for p in err["loc"])
-            env = "RAGPULSE_" + "__".join(str(p).upper() for p in err["loc"])
-            lines.append(f"  {loc} ({env}): {err['msg']}")
+        path = _config_file.get() or environ.get(CONFIG_ENV)
+        lines = explain(exc, Settings, environ, path, _yaml_data(path))
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
+    except SettingsError as exc:  # a list or mapping in a variable that is not JSON
+        field = str(exc).partition('field "')[2].partition('"')[0]
+        lines = bad_json_env(field, environ) or [f"  {field}: {exc}"]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
     finally:
         _config_file.reset(token)

@@ -273,3 +273,51 @@ def test_command_in_prose_and_product_cli_sub_command() -> None:
     assert "vaultctl key" in hits[0].evidence
     good = "Run `vaultctl keys rotate --tenant <id>` now."
     assert _found(good, retrieved_context=ctx) == []
+
+
+def _readme_event() -> dict[str, Any]:
+    import json
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## The event") :]
+    start = section.index("```json") + len("```json")
+    return dict(json.loads(section[start : section.index("```", start)]))
+
+
+def test_the_readme_example_event_is_grounded_by_its_chunk_id_and_source() -> None:
+    data = _readme_event()
+    event = Event.model_validate(data)
+    assert IdentifierDetector()(event) == []  # KB0052210: chunk id kb0052210-s2
+    for chunk in data["retrieved_context"]:
+        chunk.pop("source", None)
+    assert IdentifierDetector()(Event.model_validate(data)) == []  # the id alone grounds it
+    for chunk in data["retrieved_context"]:
+        chunk["id"] = "c1"
+    hits = IdentifierDetector()(Event.model_validate(data))
+    assert [(h.category, h.evidence.split()[1]) for h in hits] == [("kb_id", "KB0052210")]
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"id": "c1", "content": "x", "source": "kb/orbitmail/KB0052210.md"},
+        {"id": "c1", "content": "x", "title": "KB-0052210: SPF records"},
+        {"id": "c1", "content": "x", "metadata": {"article": "kb_0052210"}},
+        {"id": "KB0052210", "content": "x"},
+    ],
+)
+def test_chunk_id_source_title_and_metadata_ground_identifiers(chunk: dict[str, Any]) -> None:
+    assert _found("Per KB0052210, update the SPF record.", retrieved_context=[chunk]) == []
+
+
+def test_chunk_labels_do_not_ground_a_different_identifier() -> None:
+    chunk = {
+        "id": "kb0052211-s2",
+        "content": "x",
+        "source": "kb/KB0052211.md",
+        "title": "KB0052211",
+    }
+    assert _found("Per KB0052210, update it.", retrieved_context=[chunk]) == [
+        ("kb_id", "KB0052210")
+    ]

@@ -64,6 +64,24 @@ def test_markdown_has_every_section_and_the_verdict() -> None:
     assert "| embedded-minilm-v1 | 12 | 0.100 |" in md
 
 
+def test_headline_names_every_failing_gate_even_when_the_critical_one_passes() -> None:
+    report = eval_report()
+    gates = report["gates"]
+    gates["critical"]["status"] = "pass"
+    report["exit"]["failed_gates"] = []
+    for gate in ("quality", "diagnostic"):
+        gates[gate]["status"] = "fail"
+    md = render_report(report, ".md").splitlines()[2]
+    assert md.startswith("**PASS: critical gate critical; also failing (not critical): ")
+    assert "quality, diagnostic" in md.split(" — ")[0]
+    html = render_report(report, ".html")
+    assert '<span class="pass">PASS: critical gate critical</span>' in html
+    assert '<span class="fail">also failing (not critical): quality, diagnostic</span>' in html
+    assert html.count('<td class="fail">FAIL</td>') == 2  # the gate table, same colour
+    gates["quality"]["status"] = gates["diagnostic"]["status"] = "pass"
+    assert "also failing" not in render_report(report, ".md")
+
+
 def test_calibration_markdown_lists_flagged_metrics_and_confusions() -> None:
     human = {f"e{i}": {"faithfulness": parse_human(i < 3)} for i in range(6)}
     scores = {f"e{i}": {"faithfulness": 0.9 if i < 2 else 0.1} for i in range(6)}

@@ -161,6 +161,16 @@ def test_network_policy_is_off_by_default(chart: helm.Chart, example: helm.Chart
     assert "NetworkPolicy" not in kinds(render(example))
 
 
+def test_notes_warn_when_admin_actions_are_open_to_the_pod_network(chart: helm.Chart) -> None:
+    warning = "admin actions are reachable from every pod in the cluster"
+    assert warning in notes(chart, _admin())  # shared metrics port, no policy
+    assert warning in notes(chart, _admin(9109, config={"server": {"admin": {
+        "enabled": True, "port": 9109, "host": "0.0.0.0"}}}))  # fmt: skip
+    assert warning not in notes(chart, _admin(9109))  # own listener on loopback
+    assert warning not in notes(chart, _admin(networkPolicy={"enabled": True}))
+    assert warning not in notes(chart)  # admin off
+
+
 def test_network_policy_lets_only_the_monitoring_namespace_scrape(chart: helm.Chart) -> None:
     docs = render(chart, {"networkPolicy": {"enabled": True}})
     validate_all(docs)

@@ -45,6 +45,24 @@ Call with (dict "ctx" <ragpulse chart context> "sidecar" <bool>); renders one li
           name: {{ .existingSecret | quote }}
           key: {{ .judgeApiKeyKey | quote }}
     {{- end }}
+    {{- /* secret judge headers / query parameters: each from a Secret key into its own
+    variable, named in RAGPULSE_JUDGE__HEADERS_FROM_ENV / _QUERY_FROM_ENV (values never here) */}}
+    {{- range $kind, $items := dict "HEADER" (.judgeHeaders | default list) "QUERY" (.judgeQuery | default list) }}
+    {{- if $items }}
+    {{- $names := dict }}
+    {{- range $i, $item := $items }}
+    {{- $var := printf "RAGPULSE_JUDGE_%s_%d" $kind $i }}
+    {{- $_ := set $names (ternary $item.header $item.param (eq $kind "HEADER")) $var }}
+    - name: {{ $var }}
+      valueFrom:
+        secretKeyRef:
+          name: {{ $item.secretName | default $.Values.secrets.existingSecret | quote }}
+          key: {{ $item.key | quote }}
+    {{- end }}
+    - name: {{ ternary "RAGPULSE_JUDGE__HEADERS_FROM_ENV" "RAGPULSE_JUDGE__QUERY_FROM_ENV" (eq $kind "HEADER") }}
+      value: {{ $names | toJson | quote }}
+    {{- end }}
+    {{- end }}
     {{- if .adminTokenKey }}
     - name: RAGPULSE_SERVER__ADMIN__TOKEN
       valueFrom:

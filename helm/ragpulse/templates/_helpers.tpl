@@ -163,6 +163,40 @@ mode, where it would take the RAG pod out of its Service); an explicit value win
 ragpulse.io/sidecar
 {{- end }}
 
+{{/*
+Paths under .path of .value (config.judge.options) that look like credentials, one a line:
+a key named like one (case-insensitive, "-" as "_": authorization, cookie, password,
+api_key, x-api-key, subscription-key, anything ending in _key or with secret, passwd,
+credential or token in it, a part starting with auth; max_tokens is a count, not one) or
+a literal "Bearer …" / "Basic …" value. The same rule as monitors/judges/settings.py.
+*/}}
+{{- define "ragpulse.credentialPaths" -}}
+{{- $path := .path }}
+{{- if kindIs "map" .value }}
+{{- range $k, $v := .value }}
+{{- $n := $k | toString | trim | lower | replace "-" "_" }}
+{{- $hit := or (has $n (list "authorization" "proxy_authorization" "cookie" "key" "apikey" "password" "passwd")) (hasSuffix "_key" $n) (hasSuffix "apikey" $n) (contains "secret" $n) (contains "password" $n) (contains "passwd" $n) (contains "credential" $n) }}
+{{- range splitList "_" $n }}
+{{- if or (hasPrefix "auth" .) (and (contains "token" .) (ne . "tokens")) }}{{ $hit = true }}{{ end }}
+{{- end }}
+{{- if $hit }}
+{{- printf "%s.%s\n" $path $k }}
+{{- else }}
+{{- include "ragpulse.credentialPaths" (dict "path" (printf "%s.%s" $path $k) "value" $v) }}
+{{- end }}
+{{- end }}
+{{- else if kindIs "slice" .value }}
+{{- range $i, $v := .value }}
+{{- include "ragpulse.credentialPaths" (dict "path" (printf "%s.%d" $path $i) "value" $v) }}
+{{- end }}
+{{- else if kindIs "string" .value }}
+{{- $s := .value | trim | lower }}
+{{- if or (hasPrefix "bearer " $s) (hasPrefix "basic " $s) }}
+{{- printf "%s\n" $path }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Fail early with a readable message on values the schema cannot express. */}}
 {{- define "ragpulse.validate" -}}
 {{- $config := .Values.config | default dict }}
@@ -173,6 +207,19 @@ ragpulse.io/sidecar
 {{- end }}
 {{- if and (kindIs "map" $judge) (hasKey $judge "api_key") }}
 {{- fail "config.judge.api_key must not be set in values: the chart never renders secrets. Put the key into a Secret and set secrets.existingSecret and secrets.judgeApiKeyKey" }}
+{{- end }}
+{{- if kindIs "map" $judge }}
+{{- $found := include "ragpulse.credentialPaths" (dict "path" "config.judge.options" "value" (get $judge "options" | default dict)) | trim }}
+{{- if $found }}
+{{- fail (printf "%s looks like a credential (the value is not shown): the chart never renders secrets, and ragpulse refuses them in judge.options. Put the value into a Secret and set secrets.judgeHeaders (a header, e.g. Azure's api-key), secrets.judgeQuery (a query parameter, e.g. subscription-key) or secrets.judgeApiKeyKey (the API key)" ($found | splitList "\n" | join ", ")) }}
+{{- end }}
+{{- end }}
+{{- range $kind, $items := dict "judgeHeaders" (.Values.secrets.judgeHeaders | default list) "judgeQuery" (.Values.secrets.judgeQuery | default list) }}
+{{- range $i, $item := $items }}
+{{- if not (or $item.secretName $.Values.secrets.existingSecret) }}
+{{- fail (printf "secrets.%s[%d] names a key of a Secret: set its secretName, or secrets.existingSecret" $kind $i) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if and (or .Values.secrets.kafkaSaslPasswordKey .Values.secrets.judgeApiKeyKey) (not .Values.secrets.existingSecret) }}
 {{- fail "secrets.kafkaSaslPasswordKey / secrets.judgeApiKeyKey name keys of a Secret: set secrets.existingSecret to its name" }}

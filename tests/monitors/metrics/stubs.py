@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from monitors.judges.base import JudgeCall, JudgeError, JudgeReply, SupportResult
+from monitors.metrics.prompts import NONCE_CHARS
 from stream.contract.events import Event
 
 M = TypeVar("M", bound=BaseModel)
@@ -29,6 +30,34 @@ class Sent:
     user: str
     output: type[BaseModel]
     prompt_version: str
+
+    @property
+    def code(self) -> str:
+        return call_code(self.system)
+
+    @property
+    def plain(self) -> str:
+        """The user prompt with the call's code taken out of the tags (`<response>`)."""
+        return unsealed(self.system, self.user)
+
+
+def call_code(system: str) -> str:
+    """The call's delimiter code, as the data notice of the system prompt names it."""
+    marker = "request's code \""
+    at = system.find(marker)
+    return system[at + len(marker) : at + len(marker) + NONCE_CHARS] if at >= 0 else ""
+
+
+def unsealed(system: str, user: str) -> str:
+    """`user` with the call's code taken out of its tags: `<response-k7q..>` -> `<response>`."""
+    code = call_code(system)
+    return user.replace(f"-{code}", "") if code else user
+
+
+def request_user(body: dict[str, Any]) -> str:
+    """The user prompt of a chat-completions request body, unsealed (see `unsealed`)."""
+    messages = body["messages"]
+    return unsealed(messages[0]["content"], messages[-1]["content"])
 
 
 class StubLLM:

@@ -72,7 +72,7 @@ def test_rag_triad_scores_the_three_outputs_like_the_separate_metrics_in_one_cal
     (call,) = distinct_calls(outs)
     assert call.prompt_version == "rag_triad/v1" and len(judge.sent) == 1
     assert judge.sent[0].output is RagTriadVerdict
-    user = judge.sent[0].user
+    user = judge.sent[0].plain
     assert 'id="kb-1"' in user and "<response>" in user and "<history>" in user
     one_by_one = ByPrompt(
         {"faithfulness/v1": FAITH, "context_relevance/v1": CTXREL, "answer_relevance/v1": ANSWER}
@@ -148,7 +148,7 @@ def test_citation_policy_one_call_for_both_outputs() -> None:
         call.prompt_version == "citation_policy/v1"
         and judge.sent[0].output is CitationPolicyVerdict
     )
-    user = judge.sent[0].user
+    user = judge.sent[0].plain
     assert 'id="kb-1"' in user and 'id="legal-7" policy="quote_only"' in user  # cited + restricted
     assert 'id="kb-2"' not in user and "<item" in user and "<response>" in user
 
@@ -228,7 +228,7 @@ def test_bundle_options_reach_the_parts() -> None:
     judge = StubLLM({**TRIAD, "context_relevance": {"chunks": CHUNKS[:1], "justification": "j"}})
     outs = run(bundle(event(), judge))
     assert status(outs)["context_relevance"] == ("scored", 0.9, None)  # only kb-1 shown
-    assert 'id="kb-2"' not in judge.sent[0].user
+    assert 'id="kb-2"' not in judge.sent[0].plain
     with pytest.raises(ValueError, match="no prompt rag_triad/v9"):
         create_metric("rag_triad", prompt_version="v9")
 

@@ -33,7 +33,7 @@ def test_one_call_nine_outcomes_and_default_weighted_s_final() -> None:
 def test_prompt_carries_rubric_case_history_and_context() -> None:
     judge = StubLLM(REPLY)
     run(create_metric("case_aware")(event(), judge))
-    user = judge.sent[0].user
+    user = judge.sent[0].plain
     for text in (
         "severe   0.00-0.30",
         "moderate 0.31-0.60",

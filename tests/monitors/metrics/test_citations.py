@@ -91,7 +91,7 @@ def test_accuracy_llm_one_call_and_unresolved_citation_scores_zero() -> None:
     judge = StubLLM(_items("supported", "partial"))
     [out] = run(create_metric("citation_accuracy")(_ev(RESPONSE), judge))
     assert len(judge.sent) == 1 and judge.sent[0].prompt_version == "citation_accuracy/v1"
-    user = judge.sent[0].user
+    user = judge.sent[0].plain
     assert 'index="0" cites="kb-1"' in user and 'index="1" cites="kb-2"' in user
     assert 'index="2"' not in user  # kb-9 was not retrieved: scored 0 without asking
     assert 'id="kb-3"' not in user  # only cited chunks are shown

@@ -15,7 +15,7 @@ from monitors.judges.openai import OpenAIJudge
 from monitors.metrics import MetricOutcome, create_metric, distinct_calls
 from monitors.metrics.dece import f_beta
 from tests.monitors.judges.fault_server import FaultServer, ok, schema_violating
-from tests.monitors.metrics.stubs import event, options_for
+from tests.monitors.metrics.stubs import event, options_for, request_user
 
 GOLD = {
     "expected_answer": "Update the SPF record, then run `orbitmail queue retry --all`.",
@@ -58,7 +58,7 @@ def test_holistic_grade_is_one_call_normalised(server: FaultServer) -> None:
         True,
     )
     (req,) = server.requests
-    user = req["body"]["messages"][-1]["content"]
+    user = request_user(req["body"])
     assert "<expected_answer>" in user and "orbitmail queue retry --all" in user
     schema = req["body"]["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["grade"]["maximum"] == 10
@@ -99,7 +99,7 @@ def test_analytic_two_step_is_two_calls_counted_as_one(server: FaultServer) -> N
     }
     (call,) = distinct_calls(outs)
     assert (call.prompt_tokens, call.completion_tokens, call.attempts) == (700, 100, 2)
-    first, second = (r["body"]["messages"][-1]["content"] for r in server.requests)
+    first, second = (request_user(r["body"]) for r in server.requests)
     assert "<expected_answer>" in first and "<statements" not in first
     assert "Reboot the gateway." in second and '<statements side="response">' in second
     assert outs[0].details is not None and outs[0].details["variant"] == "two_step"
@@ -150,7 +150,7 @@ def test_dece_criteria_are_cached_per_gold_answer(server: FaultServer) -> None:
     assert replay[0].details is not None and replay[0].details["criteria_cached"] is True
     assert changed[0].details is not None and changed[0].details["criteria_cached"] is False
     assert len(server.requests) == 5  # 2 + 1 (cached criteria) + 2
-    prompts = [r["body"]["messages"][-1]["content"] for r in server.requests]
+    prompts = [request_user(r["body"]) for r in server.requests]
     assert "<required_information>\n1. update the SPF record" in prompts[0]
     assert "<criteria>\n1. The answer says to update the SPF record." in prompts[1]
 
@@ -186,10 +186,7 @@ def test_tonality_scores_complied_share(server: FaultServer) -> None:
         "moderate",
         False,
     )
-    assert (
-        "<guidelines>\n1. Be polite.\n2. No slang."
-        in server.requests[0]["body"]["messages"][-1]["content"]
-    )
+    assert "<guidelines>\n1. Be polite.\n2. No slang." in request_user(server.requests[0]["body"])
     server.default = schema_violating()
     [[bad]] = judged(server, "tonality", event(), guidelines=rules)
     assert (bad.status, bad.reason) == ("judge_error", "schema_violation")

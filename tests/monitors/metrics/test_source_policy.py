@@ -57,7 +57,7 @@ def test_llm_verdicts_to_compliance(legal: str, fin: str, score: float) -> None:
     judge = StubLLM(_uses(legal, fin))
     [out] = run(create_metric("source_policy_usage")(_ev("Some answer."), judge))
     assert out.status == "scored" and out.score == score
-    user = judge.sent[0].user
+    user = judge.sent[0].plain
     assert 'id="legal-7" policy="quote_only"' in user and 'id="fin-2" policy="no_use"' in user
     assert 'id="kb-1"' not in user  # only restricted chunks are shown
     if score == 0.0:

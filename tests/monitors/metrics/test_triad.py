@@ -6,7 +6,7 @@ import pytest
 
 from monitors.judges.base import JudgeError
 from monitors.metrics import create_metric
-from monitors.metrics.triad import FaithfulnessVerdict, user_inputs
+from monitors.metrics.triad import FaithfulnessVerdict, chunk_labels, user_inputs
 from tests.monitors.metrics.stubs import StubEmbedded, StubLLM, event, run
 
 
@@ -30,20 +30,84 @@ def test_faithfulness_llm_one_batched_call_scores_supported_share() -> None:
     assert len(judge.sent) == 1  # extraction and verification of all claims in one call
     sent = judge.sent[0]
     assert sent.output is FaithfulnessVerdict and sent.prompt_version == "faithfulness/v1"
-    assert 'id="kb-1"' in sent.user and 'id="kb-2"' in sent.user  # ids shown for evidence
+    assert 'id="kb-1"' in sent.plain and 'id="kb-2"' in sent.plain  # ids shown for evidence
     assert out.status == "scored" and out.score == pytest.approx(0.5)
     assert out.severity == "moderate"
     assert out.judge == "stub-llm" and out.call is not None and out.call.prompt_tokens > 0
     assert "2/4 claims supported" in out.justification and "contradicted" in out.justification
 
 
-def test_faithfulness_llm_no_claims_scores_one() -> None:
-    [out] = run(create_metric("faithfulness")(event(), StubLLM(_claims())))
+@pytest.mark.parametrize(
+    "response",
+    ["Sure, happy to help.", "Thanks for contacting Orbit Support!", "Anything else I can do?"],
+)
+def test_faithfulness_no_claims_in_a_response_without_facts_scores_one(response: str) -> None:
+    [out] = run(create_metric("faithfulness")(event(response=response), StubLLM(_claims())))
     assert (out.status, out.score, out.justification) == ("scored", 1.0, "no factual claims")
 
 
+@pytest.mark.parametrize("metric", ["faithfulness", "rag_triad"])
+def test_faithfulness_no_claims_in_a_response_that_states_facts_is_a_judge_error(
+    metric: str,
+) -> None:
+    """The reviewer's finding: `{"claims": []}` made any response a 1.0."""
+    fabricated = "Run `orbitmail purge --force` and set retry_limit to 9000 on port 4021."
+    reply: dict[str, object] = _claims()
+    if metric == "rag_triad":
+        reply = {
+            "faithfulness": reply,
+            "context_relevance": {
+                "chunks": [
+                    {"chunk_id": i, "reason": "r", "relevance": 0.5} for i in ("kb-1", "kb-2")
+                ],
+                "justification": "j",
+            },
+            "answer_relevance": {"justification": "j", "score": 0.9},
+        }
+    outs = run(create_metric(metric)(event(response=fabricated), StubLLM(reply)))
+    [out] = [o for o in outs if o.metric == "faithfulness"]
+    assert (out.status, out.score, out.reason) == ("judge_error", None, "schema_violation")
+    assert "no claims extracted from a response that states facts" in out.justification
+    assert out.call is not None  # the call happened and is accounted for
+
+
+@pytest.mark.parametrize("evidence", [None, "kb-404", "", "KB-1"])
+def test_faithfulness_supported_without_a_shown_chunk_counts_unsupported(
+    evidence: str | None,
+) -> None:
+    reply = _claims("supported", "supported")
+    reply["claims"][1]["evidence_chunk_id"] = evidence  # type: ignore[index]
+    [out] = run(create_metric("faithfulness")(event(), StubLLM(reply)))
+    assert out.score == pytest.approx(0.5)
+    assert "1/2 claims supported" in out.justification
+    assert (
+        "1 claims marked supported without a shown chunk: counted unsupported" in out.justification
+    )
+
+
+def test_faithfulness_an_id_beyond_the_shown_chunks_is_not_evidence() -> None:
+    chunks = [{"id": f"c{i}", "content": f"fact {i}"} for i in range(5)]
+    reply = _claims("supported", "supported")
+    reply["claims"][0]["evidence_chunk_id"] = "c1"  # type: ignore[index]
+    reply["claims"][1]["evidence_chunk_id"] = "c4"  # type: ignore[index]  # not shown
+    metric = create_metric("faithfulness", limits={"max_chunks": 3})
+    [out] = run(metric(event(retrieved_context=chunks), StubLLM(reply)))
+    assert out.score == pytest.approx(0.5)
+
+
+def test_faithfulness_a_repeated_claim_counts_once_at_its_worst() -> None:
+    reply = _claims("supported", "unsupported", "supported")
+    for c in reply["claims"]:  # type: ignore[attr-defined]
+        c["claim"] = "Update the SPF record"
+    reply["claims"].append(  # type: ignore[attr-defined]
+        {"claim": "Retry the queue", "verdict": "supported", "evidence_chunk_id": "kb-1"}
+    )
+    [out] = run(create_metric("faithfulness")(event(), StubLLM(reply)))
+    assert out.score == pytest.approx(0.5) and "2 repeated claims counted once" in out.justification
+
+
 def test_faithfulness_flags_evidence_ids_that_were_not_shown() -> None:
-    reply = _claims("supported")
+    reply = _claims("contradicted")
     reply["claims"][0]["evidence_chunk_id"] = "kb-404"  # type: ignore[index]
     [out] = run(create_metric("faithfulness")(event(), StubLLM(reply)))
     assert "1 evidence ids are not shown chunk ids" in out.justification
@@ -96,7 +160,9 @@ def test_faithfulness_embedded_knows_the_users_inputs_but_not_the_assistants() -
         "INC0692743",
         "33",
         "Outbound mail bounces with 550 5.7.1",
+        *chunk_labels(event(history=history, case=case), 10),  # the shown chunks' ids
     ]  # query, case subject/description/scalar metadata, user messages; no assistant text
+    assert chunk_labels(event(), 10) and all("kb" in t for t in chunk_labels(event(), 10))
     assert not any("Svensson" in c or "purchase order" in c for c in contexts)  # not evidence
     assert user_inputs(event(history=history), 0)[-1] == "INC0692743"  # no history at 0
 

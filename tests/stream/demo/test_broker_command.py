@@ -113,3 +113,14 @@ def test_broker_run_own_producer_and_metrics(tmp_path: Path) -> None:
         code = broker.wait(30)
     assert code == 0
     assert broker.stdout is not None and "exited" not in broker.stdout.read()
+
+
+def test_the_broker_leaves_no_log_file_behind() -> None:
+    from stream.demo import EmbeddedBroker
+
+    broker = EmbeddedBroker().start()
+    path = broker._log_path
+    assert path is not None and path.exists()
+    broker.stop()
+    assert not path.exists()
+    broker.stop()  # idempotent

@@ -41,6 +41,7 @@ def server() -> Iterator[FaultServer]:
     srv.stop()
 
 
+@pytest.mark.slow  # a minute of simulated load: the e2e tier
 def test_slow_judge_bounded_memory_and_full_speed_detectors(server: FaultServer) -> None:
     side = SECONDS * 0.1  # each no-judge slice
     main = SECONDS * 0.8

@@ -17,6 +17,8 @@ pytestmark = pytest.mark.broker
 JUDGE_ENV = {
     "RAGPULSE_JUDGE__TYPE": "embedded",
     "RAGPULSE_SAMPLING__RATE": "1.0",
+    # all 12 at once are base turns: without the flagged turns' reserve they fit the bucket
+    "RAGPULSE_SAMPLING__BUDGET__RESERVE_FOR_FLAGGED": "0",
     "RAGPULSE_JUDGE__METRICS": '["answer_relevance", "context_relevance", "citation_coverage"]',
 }
 
@@ -55,6 +57,16 @@ def test_sampled_events_are_judged_and_updates_published(
     assert one["metrics"]["answer_relevance"]["judge"] == judge
     assert 0 <= one["metrics"]["answer_relevance"]["score"] <= 1
     assert one["metrics"]["answer_relevance"]["severity"] in {"severe", "moderate", "minor", "none"}
-    keys = {r.key for r in records if json.loads(r.value).get("update") == "judge"}
-    assert keys == {g.event_id.encode() for g in events}  # keyed by event_id
+    # one key per turn: the update carries its scorecard's key (the input record's,
+    # here the conversation id), so both land on one partition, scorecard first
+    by_event: dict[str, list[tuple[bytes, int, int, bool]]] = {}
+    for r in records:
+        card = json.loads(r.value)
+        by_event.setdefault(card["event_id"], []).append(
+            (r.key, r.partition, r.offset, card.get("update") == "judge")
+        )
+    source_keys = {g.event_id: g.key for g in events}
+    for event_id, (scored, update) in by_event.items():
+        assert scored[0] == update[0] == source_keys[event_id]
+        assert scored[1] == update[1] and scored[2] < update[2] and update[3]
     assert sc.terminate() == 0

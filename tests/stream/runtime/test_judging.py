@@ -112,6 +112,29 @@ def test_queue_is_bounded_and_submit_never_blocks() -> None:
         assert svc.close(5) == 0
 
 
+def test_flagged_turns_go_first_and_a_credited_turn_waits() -> None:
+    gate = threading.Event()
+    svc = JudgeService(SlowJudge(), [EchoMetric(gate)], queue_size=10, concurrency=1)
+    done: list[JudgeResult] = []
+    try:
+        assert svc.submit(_event(0), done.append)  # takes the one slot, stuck on the gate
+        time.sleep(0.1)
+        for i, reason in [(1, "base"), (2, "base"), (3, "boost_detector"), (4, "reference")]:
+            assert svc.submit(_event(i), done.append, reason)
+        started = time.monotonic()
+        assert svc.submit(_event(5), done.append, "boost_detector", wait_s=0.6)
+        time.sleep(0.1)
+        gate.set()
+        deadline = time.monotonic() + 5
+        while len(done) < 6 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        order = [r.event_id for r in done]
+        assert order[:5] == ["e0", "e3", "e4", "e1", "e2"]  # flagged before base, FIFO within
+        assert order[5] == "e5" and time.monotonic() - started >= 0.6
+    finally:
+        assert svc.close(5) == 0
+
+
 def test_close_reports_work_left_behind() -> None:
     gate = threading.Event()
     svc = JudgeService(SlowJudge(), [EchoMetric(gate)], queue_size=5, concurrency=1)

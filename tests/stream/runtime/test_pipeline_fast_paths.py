@@ -48,7 +48,10 @@ class OldSampler(Sampler):
         rate, reason = self._rate(event)
         boost = self._boost(event, failure_modes, detectors)
         if boost is not None and self.position(event) < rate * self._scale:
-            return self._spend(reason, bypass=False)
+            population = self._spend(reason, bypass=False, count=False)
+            if population.sampled:
+                self.counts[reason] += 1
+                return population
         if boost is not None:
             reason = boost
         if boost is None or s.boosts.boost_rate != "always":
@@ -151,3 +154,15 @@ def test_sampler_decides_as_the_straightforward_code(options: dict[str, Any]) ->
         assert new.decide(event, modes, detectors) == old.decide(event, modes, detectors)
     assert new.counts == old.counts
     assert new.cost_estimate_usd == old.cost_estimate_usd
+
+
+def test_a_keyless_turn_is_keyed_by_its_conversation_then_its_event_id() -> None:
+    from stream.runtime.pipeline import Pipeline, turn_key
+    from stream.runtime.settings import load_settings
+
+    pipeline = Pipeline(load_settings(), drift=False)
+    with_conv = pipeline.process(
+        b'{"event_id":"e1","conversation_id":"c9","query":"q","response":"r"}'
+    )
+    without = pipeline.process(b'{"event_id":"e2","query":"q","response":"r"}')
+    assert turn_key(with_conv) == b"c9" and turn_key(without) == b"e2"

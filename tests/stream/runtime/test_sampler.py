@@ -169,7 +169,7 @@ def sliding_max(times: list[float], amounts: list[float], window_s: float) -> fl
 
 def test_calls_per_minute_never_exceeded_over_a_simulated_hour() -> None:
     clock = FakeClock()
-    budget = {"calls_per_minute": 30, "usd_per_hour": None}
+    budget = {"calls_per_minute": 30, "usd_per_hour": None, "reserve_for_flagged": 0}
     s = Sampler(SamplerSettings(rate=1.0, budget=budget), clock=clock)
     e, times, arrivals = ev("e"), [], 0
     rng = random.Random(7)
@@ -186,7 +186,8 @@ def test_calls_per_minute_never_exceeded_over_a_simulated_hour() -> None:
 @pytest.mark.parametrize("start_estimate", [0.004, 0.0005, 0.05])
 def test_dollars_per_hour_never_exceeded_with_measured_costs(start_estimate: float) -> None:
     clock = FakeClock()
-    budget = {"calls_per_minute": None, "usd_per_hour": 1.0, "cost_per_event_usd": start_estimate}
+    budget = {"calls_per_minute": None, "usd_per_hour": 1.0, "cost_per_event_usd": start_estimate,
+              "reserve_for_flagged": 0}  # fmt: skip
     s = Sampler(SamplerSettings(rate=1.0, budget=budget), clock=clock)
     rng = random.Random(11)
     times: list[float] = []
@@ -206,17 +207,23 @@ def test_dollars_per_hour_never_exceeded_with_measured_costs(start_estimate: flo
 
 
 def test_boosted_turns_respect_the_budget_unless_told_to_bypass_it() -> None:
-    budget = {"calls_per_minute": 2, "usd_per_hour": None}
+    budget = {"calls_per_minute": 2, "usd_per_hour": None, "reserve_for_flagged": 0}
     strict = make(rate=0.0, budget=budget)
-    reasons = [strict.decide(ev(f"e{i}"), ["pii_leak"]).reason for i in range(5)]
-    assert reasons == ["boost_detector"] + ["budget"] * 4
+    decisions = [strict.decide(ev(f"e{i}"), ["pii_leak"]) for i in range(5)]
+    # the bucket holds 1 call and refills 1 a minute: the second flagged turn is taken on
+    # credit, judged after the refill has paid it back (60 s); debt stops at one bucket
+    assert [d.reason for d in decisions] == ["boost_detector"] * 2 + ["budget"] * 3
+    assert [d.wait_s for d in decisions[:2]] == [0.0, pytest.approx(60.0)]
+    assert strict.deferred == 1
     bypass = make(rate=0.0, budget=budget, boosts_bypass_budget=True)
     assert all(bypass.decide(ev(f"e{i}"), ["pii_leak"]).sampled for i in range(5))
     # a boosted turn the base rate selects anyway is a population turn: it never bypasses
-    # the budget (that would bias the population toward bad turns)
+    # the budget as one (that would bias the population toward bad turns); refused there,
+    # it is judged as the boosted turn it is, which leaves the population as it was
     pop = make(rate=1.0, budget=budget, boosts_bypass_budget=True)
     reasons = [pop.decide(ev(f"e{i}"), ["pii_leak"]).reason for i in range(5)]
-    assert reasons == ["base"] + ["budget"] * 4
+    assert reasons == ["base"] + ["boost_detector"] * 4
+    assert pop.counts["base"] == 1 and pop.counts["budget"] == 0
 
 
 def test_backpressure_scales_the_rate_and_a_full_queue_refuses() -> None:
@@ -288,3 +295,81 @@ def test_settings_validate_and_describe_every_field() -> None:
         return out
 
     assert undescribed(SamplerSettings) == []
+
+
+def test_a_burst_judges_its_flagged_turns_at_default_settings() -> None:
+    """The user trial's burst: 200 events at once, 8 of them flagged (a PII leak among
+    them), the flagged ones last so the base-rate turns come first. Default settings: all
+    8 are judged, because base/stratum turns may not spend the reserve."""
+    from stream.demo.traffic import generate
+    from stream.runtime.pipeline import Pipeline
+    from stream.runtime.settings import load_settings
+
+    settings = load_settings()
+    classify = Pipeline(settings, drift=False)
+    clean: list[bytes] = []
+    flagged: list[tuple[bytes, list[str]]] = []
+    for item in generate(3000, seed=7, phase="degraded"):
+        result = classify.process(item.raw)
+        if result.outcome != "scored" or result.scorecard is None:
+            continue
+        modes = result.scorecard["failure_modes"]
+        if not modes and len(clean) < 192:
+            clean.append(item.raw)
+        elif modes and len(flagged) < 8 and ("pii_leak" in modes or len(flagged) < 7):
+            flagged.append((item.raw, modes))
+    assert len(clean) == 192 and len(flagged) == 8
+    assert any("pii_leak" in modes for _, modes in flagged)
+    sampler = Sampler(settings.sampling, clock=FakeClock())  # one instant: no refill
+    pipeline = Pipeline(settings, drift=False, sampler=sampler)
+    judged = [pipeline.process(raw).judge_event is not None for raw in clean]
+    judged_flagged = [pipeline.process(raw).judge_event is not None for raw, _ in flagged]
+    assert judged_flagged == [True] * 8
+    # the base turns came first and were judged; the flagged ones found their pool spent
+    # and were taken on its credit, to be judged as its refill pays for them
+    assert sum(judged) >= 1 and sampler.deferred >= 1
+
+
+def test_flagged_turns_on_credit_keep_every_minute_within_the_budget() -> None:
+    """Poisson arrivals at 20x the budget, 1 in 10 flagged (below the budget): no flagged
+    turn is dropped, base turns are shed first, and the judge calls, made at decision time
+    + wait_s, never exceed calls_per_minute in any sliding minute."""
+    clock = FakeClock()
+    budget = {"calls_per_minute": 30, "usd_per_hour": None}
+    s = Sampler(SamplerSettings(rate=1.0, budget=budget), clock=clock)
+    rng = random.Random(3)
+    calls: list[float] = []
+    flagged = flagged_judged = 0
+    while clock.now < 1000 + 3600:
+        clock.now += rng.expovariate(10.0)
+        bad = rng.random() < 0.1 * 30 / 600  # ~ 10 % of the budget's calls
+        flagged += bad
+        d = s.decide(ev("c"), ["pii_leak"] if bad else [])
+        if d.sampled:
+            calls.append(clock.now + d.wait_s)
+            flagged_judged += bad
+    calls.sort()
+    assert flagged_judged == flagged > 100
+    assert sliding_max(calls, [1.0] * len(calls), 60.0) <= 30
+    # base turns keep the shared 75 % of the budget (less its bucket): flagged ones never
+    # starve them, and they never spend the flagged turns' quarter
+    assert s.counts["base"] >= 0.95 * 30 * 0.75 * 0.9 * 60
+
+
+def test_a_flood_of_flagged_turns_does_not_starve_the_population() -> None:
+    """Flagged turns at 5x the whole budget: the base/stratum population (the unbiased
+    means and gate ratios) still gets judged, and the minute stays within the budget."""
+    clock = FakeClock()
+    budget = {"calls_per_minute": 30, "usd_per_hour": None}
+    s = Sampler(SamplerSettings(rate=0.5, budget=budget), clock=clock)
+    rng = random.Random(5)
+    calls: list[float] = []
+    while clock.now < 1000 + 1800:
+        clock.now += rng.expovariate(5.0)
+        d = s.decide(ev(f"c{rng.random()}"), ["pii_leak"] if rng.random() < 0.5 else [])
+        if d.sampled:
+            calls.append(clock.now + d.wait_s)
+    calls.sort()
+    assert sliding_max(calls, [1.0] * len(calls), 60.0) <= 30
+    assert s.counts["base"] >= 0.5 * 30 * 0.75 * 0.9 * 30  # at least half its share
+    assert s.counts["boost_detector"] >= 0.9 * 30 * 0.25 * 0.9 * 30

@@ -132,7 +132,11 @@ def test_score_cli_stderr_holds_no_pii(tmp_path: Path) -> None:
 def test_config_print_masks_secrets(fmt: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
     env.update({"RAGPULSE_JUDGE__API_KEY": JUDGE_KEY, "RAGPULSE_KAFKA__SASL_PASSWORD":
-                SASL_PASSWORD, "RAGPULSE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT"})  # fmt: skip
+                SASL_PASSWORD, "RAGPULSE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+                # a key is for an LLM judge: `config --print` builds the judge as `run` does
+                "RAGPULSE_JUDGE__TYPE": "openai",
+                "RAGPULSE_JUDGE__OPTIONS": '{"model": "m", "base_url": "https://judge.example/v1"}',
+                })  # fmt: skip
     out = subprocess.run(
         [sys.executable, "-m", "stream.cli", "config", "--print", "--format", fmt],
         env=env, capture_output=True, text=True, cwd=REPO, timeout=60,
