@@ -21,7 +21,7 @@ from typing import Any
 from exporters import Metrics
 from monitors.drift.alarms import AlarmEvent
 from stream.contract.events import Event
-from stream.runtime.judging import JudgeResult, JudgeService
+from stream.runtime.judging import POPULATION_REASONS, JudgeResult, JudgeService
 from stream.runtime.pipeline import Pipeline
 
 __all__ = ["JudgeBridge"]
@@ -85,7 +85,8 @@ class JudgeBridge:
         sampler = self.pipeline.sampler
         if sampler is not None:
             calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
-            sampler.record_cost(sum(c.cost_usd for c in calls.values()))
+            flagged = result.sample_reason not in POPULATION_REASONS
+            sampler.record_cost(sum(c.cost_usd for c in calls.values()), flagged=flagged)
         drift = self.pipeline.drift
         scores = result.aggregate_scores()  # boosted turns would bias the streams
         buffer = self.pipeline.observations

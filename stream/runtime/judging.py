@@ -77,6 +77,7 @@ class JudgeService:
         self.exporter.declare_compound(self.compound.weights)
         self.rolling = self.exporter.rolling
         self._pending = 0
+        self._sleeping = 0  # queued, waiting out their wait_s before a slot
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._loop = asyncio.new_event_loop()
@@ -96,7 +97,9 @@ class JudgeService:
         return self.judge.name
 
     def fill(self) -> float:
-        return self._pending / self.capacity
+        """Share of the queue in use; turns waiting for the budget's refill (a flagged turn
+        on credit) are not a backlog of the judge and do not count."""
+        return max(0, self._pending - self._sleeping) / self.capacity
 
     def submit(
         self,
@@ -125,7 +128,13 @@ class JudgeService:
 
     async def _bounded(self, event: Event, reason: str, wait_s: float = 0.0) -> JudgeResult:
         if wait_s > 0:
-            await asyncio.sleep(wait_s)
+            with self._lock:
+                self._sleeping += 1
+            try:
+                await asyncio.sleep(wait_s)
+            finally:
+                with self._lock:
+                    self._sleeping -= 1
         async with self._sem.slot(first=reason not in POPULATION_REASONS):
             return await self.evaluate(event, reason)
 

@@ -64,7 +64,9 @@ class TokenBucket:
         self.capacity = max(budget * burst_fraction, unit)
         self.refill_per_s = max(0.0, (budget - self.capacity) / period_s)
         self.tokens = self.capacity
-        self.max_debt = self.capacity  # credit_wait: debt allowed (raised by _Pool)
+        self.max_debt = self.capacity  # the floor of charge(): cost corrections, credit
+        self.credit_limit = 0.0  # debt credit_wait may take on (set by _Pool)
+        self.credit_s = 0.0  # the longest wait credit_wait may ask for
         self._at: float | None = None
 
     def available(self, now: float, cost: float) -> bool:
@@ -79,14 +81,16 @@ class TokenBucket:
 
     def credit_wait(self, cost: float) -> float | None:
         """Seconds until `cost`, taken on credit now, is paid back by the refill (0: it
-        fits); None when the debt would pass `max_debt`. A call made after that wait
+        fits); None when the debt would pass `credit_limit` or the wait `credit_s`. Call
+        `available()` first (it brings the tokens up to now). A call made after that wait
         keeps every window within the budget, as if the turn had waited its turn."""
         after = self.tokens - cost
         if after >= 0:
             return 0.0
-        if after < -self.max_debt or self.refill_per_s <= 0:
+        if after < -self.credit_limit or self.refill_per_s <= 0:
             return None
-        return -after / self.refill_per_s
+        wait = -after / self.refill_per_s
+        return wait if wait <= self.credit_s else None
 
 
 class _Pool:
@@ -99,7 +103,9 @@ class _Pool:
         self.usd = TokenBucket(usd * share, 3600.0, b.burst_fraction) if usd else None
         for bucket in (self.calls, self.usd):
             if bucket is not None:
-                bucket.max_debt = max(bucket.capacity, bucket.refill_per_s * credit_s)
+                bucket.credit_limit = bucket.refill_per_s * credit_s
+                bucket.credit_s = credit_s
+                bucket.max_debt = max(bucket.capacity, bucket.credit_limit)
 
     def fits(self, now: float, calls: float, usd: float) -> bool:
         ok_calls = self.calls is None or self.calls.available(now, calls)
@@ -173,12 +179,15 @@ class Sampler:
         self._fill = fill
         self._scale = 1.0 if fill <= start else max(0.0, (1.0 - fill) / (1.0 - start))
 
-    def record_cost(self, usd: float, reserved_usd: float | None = None) -> None:
+    def record_cost(
+        self, usd: float, reserved_usd: float | None = None, flagged: bool = False
+    ) -> None:
         """Measured judge cost of one sampled turn: settles the dollar budget, updates the
         estimate. `reserved_usd` is the decision's `reserved_usd` (default: the estimate)."""
         reserved = self.cost_estimate_usd if reserved_usd is None else reserved_usd
-        if self._shared.usd is not None:
-            self._shared.usd.charge(usd - reserved)
+        pool = self._flagged if flagged and self._flagged is not None else self._shared
+        if pool.usd is not None:  # settled in the pool that paid (flagged: boosted, reference)
+            pool.usd.charge(usd - reserved)
         self._costs_seen += 1
         weight = max(self.settings.budget.cost_smoothing, 1.0 / self._costs_seen)
         self.cost_estimate_usd += weight * (usd - self.cost_estimate_usd)
@@ -267,7 +276,8 @@ class Sampler:
             pool = flagged
         else:
             pool = flagged or shared
-            wait = pool.credit(calls, usd)  # judged once the refill has paid for it
+            # brought up to now, then taken on credit: judged once the refill has paid
+            wait = 0.0 if pool.fits(now, calls, usd) else pool.credit(calls, usd)
             if wait is None and flagged is not None and shared.fits(now, calls, usd):
                 pool, wait = shared, 0.0
             if wait is None and bypass:

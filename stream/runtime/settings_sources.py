@@ -32,12 +32,8 @@ NOT_SETTINGS = frozenset({"RAGPULSE_CONFIG", "RAGPULSE_BROKER_LOG"})
 
 
 def _str_list(annotation: Any) -> bool:
-    origin = get_origin(annotation)
-    if origin is list:
-        return get_args(annotation) == (str,)
-    if origin in (Union, types.UnionType):
-        return any(_str_list(a) for a in get_args(annotation) if a is not type(None))
-    return False
+    """Exactly list[str] (a union such as `"all" | list[str]` takes its text as it is)."""
+    return get_origin(annotation) is list and get_args(annotation) == (str,)
 
 
 class EnvSource(EnvSettingsSource):
@@ -62,9 +58,10 @@ def unknown_env(model: type[BaseModel], environ: Mapping[str, str]) -> list[str]
     looks like a setting: it has a `__`, or its name is close to one (a variable that
     judge.headers_from_env points at, like RAGPULSE_AZURE_KEY, is neither)."""
     fields = list(model.model_fields)
+    named = _named_by_judge(environ)
     out = []
     for name in sorted(environ):
-        if not name.upper().startswith(PREFIX) or name.upper() in NOT_SETTINGS:
+        if not name.upper().startswith(PREFIX) or name.upper() in NOT_SETTINGS | named:
             continue
         path = _path(name)
         if path[0] in fields:
@@ -79,6 +76,19 @@ def unknown_env(model: type[BaseModel], environ: Mapping[str, str]) -> list[str]
             hint = f"settings start with one of: {', '.join(fields)}"
         out.append(f"  {name}: no setting {path[0]!r}; {hint}")
     return out
+
+
+def _named_by_judge(environ: Mapping[str, str]) -> frozenset[str]:
+    """Variables that RAGPULSE_JUDGE__HEADERS_FROM_ENV / __QUERY_FROM_ENV point at."""
+    names: set[str] = set()
+    for var in ("RAGPULSE_JUDGE__HEADERS_FROM_ENV", "RAGPULSE_JUDGE__QUERY_FROM_ENV"):
+        try:
+            mapping = json.loads(environ.get(var) or "{}")
+        except ValueError:
+            continue
+        if isinstance(mapping, dict):
+            names.update(str(v).upper() for v in mapping.values())
+    return frozenset(names)
 
 
 def bad_json_env(field: str, environ: Mapping[str, str]) -> list[str]:
@@ -120,7 +130,7 @@ def _env_name(loc: tuple[Any, ...], environ: Mapping[str, str]) -> str | None:
     for name in environ:
         if name.upper().startswith(PREFIX) and name.upper() not in NOT_SETTINGS:
             path = _path(name)
-            if want[: len(path)] == path or path[: len(want)] == want:
+            if want[: len(path)] == path:
                 return name
     return None
 

@@ -373,3 +373,38 @@ def test_a_flood_of_flagged_turns_does_not_starve_the_population() -> None:
     assert sliding_max(calls, [1.0] * len(calls), 60.0) <= 30
     assert s.counts["base"] >= 0.5 * 30 * 0.75 * 0.9 * 30  # at least half its share
     assert s.counts["boost_detector"] >= 0.9 * 30 * 0.25 * 0.9 * 30
+
+
+@pytest.mark.parametrize("reserve", [0.0, 0.25])
+def test_credit_after_an_idle_spell_keeps_the_minute_within_the_budget(reserve: float) -> None:
+    """A full bucket left idle, then a burst of reference turns on credit and base
+    traffic: the review's case (the credit must see the tokens as of now)."""
+    clock = FakeClock()
+    budget = {"calls_per_minute": 60, "usd_per_hour": None, "reserve_for_flagged": reserve}
+    s = Sampler(SamplerSettings(rate=1.0, budget=budget), clock=clock)
+    calls: list[float] = []
+    waits: list[float] = []
+
+    def take(d: Any) -> None:
+        if d.sampled:
+            calls.append(clock.now + d.wait_s)
+            waits.append(d.wait_s)
+
+    take(s.decide(ev("b0"), []))
+    clock.now += 1000
+    for i in range(200):
+        take(s.decide(ev(f"g{i}", labels={"expected_answer": "x"}), []))
+    for i in range(600):
+        clock.now += 0.1
+        take(s.decide(ev(f"b{i}"), []))
+    calls.sort()
+    assert sliding_max(calls, [1.0] * len(calls), 60.0) <= 60
+    assert max(waits) <= 60.0  # never longer than credit_s
+
+
+def test_no_credit_when_credit_s_is_zero() -> None:
+    budget = {"calls_per_minute": 60, "usd_per_hour": 1.0, "credit_s": 0}
+    s = make(rate=0.0, budget=budget)
+    decisions = [s.decide(ev(f"e{i}"), ["pii_leak"]) for i in range(50)]
+    assert all(d.wait_s == 0 for d in decisions) and s.deferred == 0
+    assert any(d.reason == "budget" for d in decisions)

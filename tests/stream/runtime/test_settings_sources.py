@@ -77,3 +77,20 @@ def test_variables_that_are_not_settings_are_left_alone(tmp_path: Path) -> None:
         tmp_path, RAGPULSE_AZURE_KEY="k", RAGPULSE_TEST_ENGINE="faust", RAGPULSE_BROKER_LOG="info"
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("value", "shown"), [("all", "extra: all"), ("none", "extra: none")])
+def test_a_word_setting_is_not_split_into_a_list(tmp_path: Path, value: str, shown: str) -> None:
+    done = _config(tmp_path, RAGPULSE_SCORECARD__EXTRA=value)
+    assert done.returncode == 0, done.stderr
+    assert shown in done.stdout
+
+
+def test_a_variable_the_judge_reads_a_header_from_is_not_a_setting(tmp_path: Path) -> None:
+    done = _config(
+        tmp_path,
+        RAGPULSE_JUDGE__HEADERS_FROM_ENV='{"x-gw": "RAGPULSE_JUDGES"}',
+        RAGPULSE_JUDGES="gateway-secret-value",
+    )
+    assert "no setting" not in done.stderr
+    assert "gateway-secret-value" not in done.stdout + done.stderr
