@@ -97,6 +97,11 @@ def _cmd_config(settings: Settings, args: argparse.Namespace) -> int:
         print("|---|---|---|---|")
         print("\n".join(settings_reference()))
         return 0
+    if args.schema:
+        from stream.runtime.settings_schema import settings_json_schema
+
+        print(json.dumps(settings_json_schema(), indent=2))
+        return 0
     from stream.runtime.preflight import preflight
 
     preflight(settings)  # what `run` would refuse, `config --print` refuses too
@@ -190,6 +195,9 @@ def _parser() -> argparse.ArgumentParser:
     what = c.add_mutually_exclusive_group(required=True)
     what.add_argument("--print", action="store_true", help="print the effective configuration")
     what.add_argument("--reference", action="store_true", help="every setting as a table")
+    what.add_argument(
+        "--schema", action="store_true", help="the settings as JSON Schema (the chart's config)"
+    )
     c.add_argument("--format", choices=["yaml", "json"], default="yaml")
 
     r = sub.add_parser("rules", help="Prometheus alert rules generated from the alerts settings")

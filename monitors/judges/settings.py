@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     PrivateAttr,
     SecretStr,
     ValidationInfo,
@@ -59,6 +60,10 @@ def default_metrics(judge_type: str) -> list[str]:
     return list(DEFAULT_METRICS if judge_type == "embedded" else BUNDLED_METRICS)
 
 
+#: what the Helm values schema accepts as an environment variable name
+_ENV_NAME_SCHEMA: dict[str, JsonValue] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
+
+
 class CompoundSettings(BaseModel):
     """A weighted mean of judge scores (``ragpulse weights fit`` writes the weights)."""
 
@@ -66,6 +71,7 @@ class CompoundSettings(BaseModel):
 
     weights: dict[str, float] = Field(
         default_factory=dict,
+        json_schema_extra={"additionalProperties": {"type": "number", "minimum": 0}},
         description="{metric output: weight >= 0}; empty: no compound score. Written by "
         "`ragpulse weights fit`",
     )
@@ -176,12 +182,14 @@ class JudgeSettings(BaseModel):
     api_key: SecretStr | None = Field(None, description="secret: RAGPULSE_JUDGE__API_KEY")
     headers_from_env: dict[str, str] = Field(
         default_factory=dict,
+        json_schema_extra={"additionalProperties": _ENV_NAME_SCHEMA},
         description="secret HTTP headers of the judge requests: {header name: name of the "
         "environment variable holding its value}, read at start (e.g. {api-key: "
         "AZURE_OPENAI_KEY}); the values are never shown",
     )
     query_from_env: dict[str, str] = Field(
         default_factory=dict,
+        json_schema_extra={"additionalProperties": _ENV_NAME_SCHEMA},
         description="secret query parameters of the judge requests: {parameter: name of the "
         "environment variable holding its value}, read at start (e.g. {subscription-key: "
         "APIM_KEY})",

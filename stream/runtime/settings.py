@@ -65,21 +65,32 @@ class _Section(BaseModel):
 
 
 class KafkaSettings(_Section):
-    bootstrap_servers: str = Field("localhost:9092", description="host:port[,host:port...]")
-    input_topic: str = Field("rag.interactions", description="RAG interaction events")
-    dlq_topic: str = Field("rag.interactions.dlq", description="dead letters: bytes + reason")
+    bootstrap_servers: str = Field(
+        "localhost:9092",
+        description="host:port[,host:port...]",
+        json_schema_extra={"pattern": r"^[^,\s]+:[0-9]+(,\s*[^,\s]+:[0-9]+)*$"},
+    )
+    input_topic: str = Field("rag.interactions", min_length=1, description="RAG interaction events")
+    dlq_topic: str = Field(
+        "rag.interactions.dlq", min_length=1, description="dead letters: bytes + reason"
+    )
     scores_topic: str = Field(
         "rag.scores",
+        min_length=1,
         description="one scorecard per valid event, one judge update per judged turn (same key)",
     )
-    alarms_topic: str = Field("rag.alarms", description="drift alarm transitions (JSON)")
+    alarms_topic: str = Field(
+        "rag.alarms", min_length=1, description="drift alarm transitions (JSON)"
+    )
     observations_topic: str = Field(
         "rag.monitor.observations",
+        min_length=1,
         description="internal: each replica's per-interval drift observations, keyed by series"
         " (the series' owner runs its detectors; docs/scaling.md)",
     )
     state_topic: str = Field(
         "rag.monitor.drift-changelog",
+        min_length=1,
         description="internal: drift series state as versioned JSON, compacted, partitioned"
         " like the observations topic",
     )
@@ -99,8 +110,8 @@ class KafkaSettings(_Section):
         " batch framing + 10 per header (Kafka's default message.max.bytes); a scorecard"
         " over it sheds parts (docs/reliability.md)",
     )
-    group_id: str = Field("ragpulse", description="consumer group (and faust app id)")
-    client_id: str = Field("ragpulse", description="Kafka client id")
+    group_id: str = Field("ragpulse", min_length=1, description="consumer group (and faust app id)")
+    client_id: str = Field("ragpulse", min_length=1, description="Kafka client id")
     auto_offset_reset: Literal["earliest", "latest"] = Field(
         "earliest", description="where a new consumer group starts"
     )
