@@ -43,8 +43,8 @@ demo: $(VENV)/.installed  ## the main job: embedded broker + traffic + sidecar, 
 test: $(VENV)/.llama tools  ## the whole test suite (starts the real broker, promtool, llama.cpp)
 	$(BIN)/pytest $(ARGS)
 
-test-fast: $(VENV)/.installed tools  ## the unit tier: no broker, sidecar, llama.cpp or Prometheus server (promtool yes)
-	$(BIN)/pytest -m "not e2e" $(ARGS)
+test-fast: $(VENV)/.installed tools  ## the unit tier: no broker, sidecar, llama.cpp or Prometheus server (promtool yes), one worker per core
+	$(BIN)/pytest -m "not e2e" -n auto $(ARGS)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
