@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from exporters.http_guard import ClientErrors, GuardedHTTPServer
+from exporters.http_guard import CONNECTION_DEADLINE_S, ClientErrors, GuardedHTTPServer
 
 __all__ = ["Action", "MetricsServer", "Readiness"]
 
@@ -51,9 +51,11 @@ class MetricsServer:
         admin_host: str = "127.0.0.1",
         admin_port: int | None = None,
         max_connections: int = 64,
+        deadline_s: float = CONNECTION_DEADLINE_S,
     ) -> None:
         """`actions` need `token`; `admin_port` (0: any free port) serves them apart;
-        `max_connections` per listener (one more is closed at once, and counted)."""
+        `max_connections` per listener (one more is closed at once, and counted), each
+        for `deadline_s` at most."""
         self._registry = registry
         self._readiness = readiness
         self._actions = dict(actions or {})
@@ -64,6 +66,7 @@ class MetricsServer:
         self._rejected_logged = 0.0
         self._lock = threading.Lock()
         self._max_connections = max_connections
+        self._deadline_s = deadline_s
         self.client_errors = ClientErrors()
         self.client_errors.register(registry)
         separate = bool(self._actions) and admin_port is not None
@@ -114,7 +117,9 @@ class MetricsServer:
 
     def _listen(self, host: str, port: int, metrics: bool, actions: bool) -> GuardedHTTPServer:
         handler = self._handler(metrics, actions)
-        return GuardedHTTPServer((host, port), handler, self.client_errors, self._max_connections)
+        return GuardedHTTPServer(
+            (host, port), handler, self.client_errors, self._max_connections, self._deadline_s
+        )
 
     def _handler(self, metrics: bool, actions: bool) -> type[BaseHTTPRequestHandler]:
         """A handler serving the GET endpoints (`metrics`) and/or the POST actions."""

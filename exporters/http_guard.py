@@ -7,6 +7,9 @@ slow clients printed 377 `BrokenPipeError` tracebacks, past the log throttling).
 
 * holds at most `max_connections` connections at once; one more is closed at once,
   without a thread, and counted (`over_capacity`);
+* gives each connection `deadline_s` in all (30 s; the handler's socket timeout bounds
+  one read only, so a client trickling a byte every few seconds could otherwise hold its
+  slot for good): past it the socket is shut and the connection counted as `timeout`;
 * counts client errors in ``ragpulse_http_client_errors_total{reason}`` (`disconnected`,
   `timeout`, `over_capacity`, `other`) and logs at most one line per minute for them,
   without a traceback (the traceback of an `other` error goes to DEBUG).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import sys
 import threading
 import time
@@ -27,12 +31,14 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["CLIENT_ERROR_REASONS", "ClientErrors", "GuardedHTTPServer"]
+__all__ = ["CLIENT_ERROR_REASONS", "CONNECTION_DEADLINE_S", "ClientErrors", "GuardedHTTPServer"]
 
 log = logging.getLogger("exporters.http")
 
 CLIENT_ERROR_REASONS = ("disconnected", "timeout", "over_capacity", "other")
 _LOG_EVERY_S = 60.0
+#: a whole connection, request and answer: Prometheus' scrape timeout is 10 s by default
+CONNECTION_DEADLINE_S = 30.0
 
 
 class ClientErrors(Collector):
@@ -97,10 +103,18 @@ class GuardedHTTPServer(ThreadingHTTPServer):
         handler: type[BaseHTTPRequestHandler],
         errors: ClientErrors,
         max_connections: int,
+        deadline_s: float = CONNECTION_DEADLINE_S,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be >= 1")
+        if deadline_s <= 0:
+            raise ValueError("deadline_s must be > 0")
         self.errors = errors
+        self.deadline_s = deadline_s
+        self._open: dict[int, tuple[float, socket.socket]] = {}
+        self._open_lock = threading.Lock()
+        self._reaper: threading.Thread | None = None
+        self._closed = threading.Event()
         self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__(address, handler)
 
@@ -116,10 +130,38 @@ class GuardedHTTPServer(ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open[id(request)] = (time.monotonic() + self.deadline_s, request)
+            if self._reaper is None:
+                self._reaper = threading.Thread(
+                    target=self._reap, name="http-deadline", daemon=True
+                )
+                self._reaper.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self._open_lock:
+                self._open.pop(id(request), None)
             self._slots.release()
+
+    def _reap(self) -> None:
+        """One thread for every connection: shut those past their deadline (the handler's
+        read or write then fails and its thread ends), count each once as `timeout`."""
+        tick = min(1.0, self.deadline_s / 4)
+        while not self._closed.wait(tick):
+            now = time.monotonic()
+            with self._open_lock:
+                overdue = [(k, r) for k, (due, r) in self._open.items() if due <= now]
+                for key, _ in overdue:
+                    del self._open[key]
+            for _, request in overdue:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
+                self.errors.count("timeout")
+
+    def server_close(self) -> None:
+        self._closed.set()
+        super().server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]

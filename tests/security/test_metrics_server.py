@@ -3,6 +3,7 @@ threads without bound. A real loopback MetricsServer, real sockets."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -85,7 +86,7 @@ def test_connections_beyond_the_cap_are_closed_at_once() -> None:
             sock.settimeout(5)
             assert sock.recv(1) == b""
             sock.close()
-        assert threading.active_count() <= before + 4
+        assert threading.active_count() <= before + 5  # 4 handlers + the deadline reaper
         for sock in idle:
             sock.close()
         time.sleep(0.3)
@@ -95,5 +96,44 @@ def test_connections_beyond_the_cap_are_closed_at_once() -> None:
         assert sample(m, "ragpulse_http_client_errors_total", reason="over_capacity") == 20
     finally:
         for sock in idle:
+            sock.close()
+        server.stop()
+
+
+def test_a_client_trickling_bytes_loses_its_slot_at_the_deadline() -> None:
+    # slowloris: every read arrives before the 10 s socket timeout, so only a deadline for
+    # the whole connection frees the slot; with all slots held, /healthz would go dark
+    metrics = Metrics()
+    server = MetricsServer(
+        metrics.registry, lambda: (True, "ok"), "127.0.0.1", 0, max_connections=4, deadline_s=2.0
+    ).start()
+    slow = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(4)]
+    try:
+        start = time.monotonic()
+        closed = 0
+        while closed < 4 and time.monotonic() - start < 8:
+            for sock in slow:
+                with contextlib.suppress(OSError):
+                    sock.sendall(b"G")  # one byte every 0.5 s: never idle long enough
+            time.sleep(0.5)
+            closed = 0
+            for sock in slow:
+                sock.setblocking(False)
+                try:
+                    closed += sock.recv(1) == b""
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    closed += 1
+                finally:
+                    sock.setblocking(True)
+        took = time.monotonic() - start
+        assert closed == 4 and took < 6, (closed, took)
+        with urllib.request.urlopen(server.url + "/healthz", timeout=5) as resp:
+            assert resp.status == 200
+        m = scrape(server.url + "/metrics")
+        assert sample(m, "ragpulse_http_client_errors_total", reason="timeout") >= 4
+    finally:
+        for sock in slow:
             sock.close()
         server.stop()
