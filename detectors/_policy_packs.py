@@ -15,6 +15,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from detectors.regex import compile_pattern
+from stream.contract.errors import RagpulseError
 
 __all__ = [
     "PackError",
@@ -31,7 +32,7 @@ __all__ = [
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
 
 
-class PackError(ValueError):
+class PackError(RagpulseError, ValueError):
     """A policy pack file that cannot be loaded; the message names the file and field."""
 
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from stream.contract.errors import RagpulseError
+
 __all__ = [
     "STATE_ERROR_REASONS",
     "STATE_VERSION",
@@ -55,7 +57,7 @@ STATE_ERROR_REASONS = (
 _MAX_COUNT = 2**63 - 1
 
 
-class StateError(ValueError):
+class StateError(RagpulseError, ValueError):
     """A state that does not fit the detector; nothing was changed. `reason`: see above."""
 
     def __init__(self, reason: str, message: str) -> None:

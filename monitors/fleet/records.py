@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from stream.contract.errors import RagpulseError
+
 __all__ = [
     "MAX_SCORES",
     "RECORD_VERSION",
@@ -45,7 +47,7 @@ Millis = Annotated[int, Meta(ge=0, le=100_000_000_000_000)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 
 
-class RecordError(ValueError):
+class RecordError(RagpulseError, ValueError):
     """A record that failed validation; `reason` is a label value from a fixed set."""
 
     REASONS = ("too_large", "not_json", "schema", "version", "other_group", "inconsistent")

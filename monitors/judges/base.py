@@ -18,6 +18,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+from stream.contract.errors import RagpulseError
 from stream.contract.registry import Registry
 
 __all__ = [
@@ -50,7 +51,7 @@ JUDGE_ERROR_REASONS = (
 )
 
 
-class JudgeError(Exception):
+class JudgeError(RagpulseError):
     """A judge call that failed for good; `reason` is one of JUDGE_ERROR_REASONS."""
 
     def __init__(self, reason: str, detail: str = "", call: JudgeCall | None = None) -> None:

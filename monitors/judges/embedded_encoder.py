@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from monitors.judges.embedded_graph import gather_int8_tables
+from stream.contract.errors import RagpulseError
 from stream.contract.heap import trim_heap
 
 __all__ = ["INSTALL", "EmbeddedJudgeUnavailable", "Encoder", "release_free_heap", "usable_cpus"]
@@ -38,7 +39,7 @@ _BATCH_TOKENS = 128
 _CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2 CPU quota: "<quota> <period>" or "max"
 
 
-class EmbeddedJudgeUnavailable(ImportError):
+class EmbeddedJudgeUnavailable(RagpulseError, ImportError):
     """The model, the tokenizer or the runtime of the embedded judge is not installed."""
 
 

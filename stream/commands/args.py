@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stream.contract.errors import RagpulseError
+
 __all__ = ["InputError", "eprint", "key_value", "rate"]
 
 
-class InputError(Exception):
+class InputError(RagpulseError):
     """An input file that cannot be read or parsed (exit code 2)."""
 
 

@@ -4,6 +4,7 @@
   paths, the exact reason for every rejection); the models live in
   :mod:`stream.contract.schema`, the fast path (msgspec decode, then pydantic-core
   validation of the same schema) in :mod:`stream.contract.fastparse`;
+- :mod:`stream.contract.errors`: `RagpulseError`, the root of every error raised on purpose;
 - :mod:`stream.contract.registry`: the one name -> factory registry behind every extension
   point (detectors, judge metrics, judges, drift detectors);
 - :mod:`stream.contract.retry`: one classification of an exception (retry / rate limit /
@@ -15,6 +16,7 @@
   information) a golden or labelled turn carries in `labels`.
 """
 
+from stream.contract.errors import RagpulseError
 from stream.contract.events import Event, EventLimits, InvalidEvent, parse_event
 from stream.contract.failure_modes import FAILURE_MODES
 from stream.contract.reference import REFERENCE_FIELDS, Reference, reference_of
@@ -29,6 +31,7 @@ __all__ = [
     "Event",
     "EventLimits",
     "InvalidEvent",
+    "RagpulseError",
     "Reference",
     "Registry",
     "parse_event",

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from stream.contract.errors import RagpulseError
 from stream.contract.fastparse import brackets, fast_parse
 from stream.contract.schema import (
     _DEFAULT_LIMITS,
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class InvalidEvent(Exception):
+class InvalidEvent(RagpulseError):
     """An event that cannot be processed; `reason` is a bounded machine code."""
 
     REASONS = (

@@ -36,6 +36,7 @@ from exporters.slo_settings import DEFAULT_SLOS, SloSpec, seconds
 from monitors.drift.monitor import DriftSettings
 from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings
+from stream.contract.errors import RagpulseError
 from stream.contract.events import EventLimits
 from stream.runtime.progress import ProgressSettings
 from stream.runtime.sampler import SamplerSettings
@@ -423,7 +424,7 @@ def _yaml_data(path: str | None) -> Any:
         return None
 
 
-class ConfigError(Exception):
+class ConfigError(RagpulseError):
     """A configuration that cannot start; the message names the field."""
 
 
