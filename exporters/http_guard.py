@@ -145,7 +145,7 @@ class GuardedHTTPServer(ThreadingHTTPServer):
             self._slots.release()
 
     def _reap(self) -> None:
-        """One thread for every connection: shut those past their deadline (the handler's
+        """One thread for all connections: shut those past their deadline (the handler's
         read or write then fails and its thread ends), count each once as `timeout`."""
         tick = min(1.0, self.deadline_s / 4)
         while not self._closed.wait(tick):

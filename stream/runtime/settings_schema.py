@@ -34,7 +34,7 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) -> Any:
         if name in seen:
             raise ValueError(f"recursive settings model {name} cannot be inlined")
         target = _inline(defs[name], defs, (*seen, name))
-        rest = {k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}
+        rest = {k: _inline(v, defs, seen) for k, v in node.items() if k not in _DROP | {"$ref"}}
         return {**target, **rest}
     out: dict[str, Any] = {}
     for key, value in node.items():
