@@ -52,6 +52,9 @@ ALERT_NAMES = (
     "RagpulseDeadLetterRatioHigh",
     "RagpulseNotReady",
     "RagpulseErrorBudgetBurn",
+    "RagpulseJudgeDrift",
+    "RagpulseJudgeSilent",
+    "RagpulseJudgeInconsistent",
 )
 
 
@@ -107,6 +110,25 @@ class JudgeErrorAlert(AlertBase):
     ceiling: Ratio = Field(0.20, description="judge_error / (ok + judge_error) above this")
     window: Duration = Field("10m", description="rate window")
     min_requests: int = Field(20, ge=1, description="judge calls needed in `window` to alert")
+
+
+class JudgeDriftAlert(AlertBase):
+    for_duration: Duration = Field("1m", description="alarm must hold this long (`for`)")
+
+
+class JudgeSilentAlert(AlertBase):
+    for_duration: Duration = Field("2m", description="condition must hold this long (`for`)")
+    silence: Duration = Field(
+        "10m", description="no verdict (ok or error) for this long while turns wait for the judge"
+    )
+
+
+class JudgeInconsistentAlert(AlertBase):
+    ceiling: Ratio = Field(
+        0.20, description="share of turns judged twice whose verdicts flip across the gate floor"
+    )
+    window: Duration = Field("6h", description="window of the flip rate")
+    min_pairs: int = Field(20, ge=1, description="turns judged twice needed in `window`")
 
 
 class ConsumerLagAlert(AlertBase):
@@ -179,6 +201,9 @@ class AlertSettings(_Section):
     dead_letters: DeadLetterAlert = Field(default_factory=DeadLetterAlert)
     not_ready: NotReadyAlert = Field(default_factory=NotReadyAlert)
     slo_burn: SloBurnAlert = Field(default_factory=SloBurnAlert)
+    judge_drift: JudgeDriftAlert = Field(default_factory=JudgeDriftAlert)
+    judge_silent: JudgeSilentAlert = Field(default_factory=JudgeSilentAlert)
+    judge_inconsistent: JudgeInconsistentAlert = Field(default_factory=JudgeInconsistentAlert)
 
     @field_validator("labels")
     @classmethod

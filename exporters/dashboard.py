@@ -22,6 +22,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from exporters.alert_settings import AlertSettings
+from exporters.dashboard_judge_health import judge_health_panels
 from exporters.dashboard_panels import PanelSpec, dashboard_rows
 
 __all__ = ["DASHBOARD_UID", "build_dashboard", "render_dashboard"]
@@ -146,7 +147,7 @@ def build_dashboard(alerts: AlertSettings | None = None) -> dm.Dashboard:
     for variable in _variables(alerts):
         board = board.with_variable(variable)
     next_id = 1
-    for title, specs in dashboard_rows(alerts):
+    for title, specs in [*dashboard_rows(alerts), ("Judge health", judge_health_panels(alerts))]:
         board = board.with_row(db.Row(title).id(next_id))
         next_id += 1
         for spec in specs:

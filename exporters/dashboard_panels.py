@@ -19,7 +19,7 @@ from exporters.alert_settings import AlertSettings
 from exporters.promql import JUDGE_ATTEMPTS, SEVERITY_BANDS, regex_alternation
 from exporters.slo_settings import scaled_duration
 
-__all__ = ["REFERENCE_PANEL_METRICS", "PanelSpec", "dashboard_rows"]
+__all__ = ["JUDGE_ATTEMPTS", "REFERENCE_PANEL_METRICS", "PanelSpec", "Sel", "dashboard_rows"]
 
 RATE = "$__rate_interval"
 Query = tuple[str, str]  # (PromQL, legend format)
@@ -42,7 +42,7 @@ class PanelSpec:
     repeat: str | None = None  # template variable to repeat the panel for
 
 
-class _Sel:
+class Sel:
     """Selectors with the dashboard's template variables."""
 
     def __init__(self, alerts: AlertSettings) -> None:
@@ -59,14 +59,14 @@ class _Sel:
 SVC = ('service=~"$service"', 'prompt_version=~"$prompt_version"')
 
 
-def _quantiles(s: _Sel, histogram: str) -> tuple[Query, ...]:
+def _quantiles(s: Sel, histogram: str) -> tuple[Query, ...]:
     return tuple(
         (f"histogram_quantile({q:g}, sum by (le) ({s.rate(histogram + '_bucket')}))", f"p{p}")
         for q, p in ((0.5, 50), (0.95, 95))
     )
 
 
-def _mean(s: _Sel, matcher: str, window: str) -> str:
+def _mean(s: Sel, matcher: str, window: str) -> str:
     """Mean score per metric over `window` from the `ragpulse_metric_score` histogram."""
     return (
         f"sum by (metric) ({s.rate('ragpulse_metric_score_sum', matcher, window=window)})\n  /\n"
@@ -74,7 +74,7 @@ def _mean(s: _Sel, matcher: str, window: str) -> str:
     )
 
 
-def _bands(s: _Sel, matcher: str, window: str) -> tuple[Query, ...]:
+def _bands(s: Sel, matcher: str, window: str) -> tuple[Query, ...]:
     """Judged turns per severity band over `window` (a percent stack makes them shares)."""
     bands: list[Query] = []
     for name, lo, hi in SEVERITY_BANDS:
@@ -84,7 +84,7 @@ def _bands(s: _Sel, matcher: str, window: str) -> tuple[Query, ...]:
     return tuple(bands)
 
 
-def _stream(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _stream(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     lag = a.consumer_lag.ceiling if a.consumer_lag.enabled else None
     return [
         PanelSpec("Events/s by outcome", "Messages read from the input topic: every message is "
@@ -114,7 +114,7 @@ def _stream(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def _detectors(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _detectors(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     ratio = (
         "sum by (failure_mode, service, prompt_version)"
         f" ({s.rate('ragpulse_failure_modes_total', *SVC)})\n"
@@ -141,7 +141,7 @@ def _detectors(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def _judge_metrics(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _judge_metrics(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     w, metric = a.score_regression.window, 'metric=~"$metric"'
     gate = a.critical_gate.floor if a.critical_gate.enabled else None
     drift = s("ragpulse_drift_alarm", 'service=~"$service"')
@@ -168,7 +168,7 @@ def _judge_metrics(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def _judge_ops(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _judge_ops(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     calls = s.rate("ragpulse_judge_requests_total")
     failed = s.rate("ragpulse_judge_requests_total", 'outcome="judge_error"')
     attempts = s.rate("ragpulse_judge_requests_total", JUDGE_ATTEMPTS)
@@ -202,7 +202,7 @@ def _judge_ops(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def _reference(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _reference(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     w = a.score_regression.window
     refs = f'metric=~"{regex_alternation(REFERENCE_PANEL_METRICS)}"'
     weights = f"max by (metric) ({s('ragpulse_compound_weight')})"
@@ -238,7 +238,7 @@ def _reference(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
     ]  # fmt: skip
 
 
-def _slos(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
+def _slos(a: AlertSettings, s: Sel) -> list[PanelSpec]:
     """The SLO recording rules (exporters.slo_rules): their names hold the scaled windows."""
     cfg, svc = a.slo_burn, 'service=~"$service"'
     if not cfg.enabled:
@@ -269,7 +269,7 @@ def _slos(a: AlertSettings, s: _Sel) -> list[PanelSpec]:
 
 def dashboard_rows(alerts: AlertSettings) -> list[tuple[str, list[PanelSpec]]]:
     """(row title, panels) in dashboard order; the SLO row when its rules are generated."""
-    s = _Sel(alerts)
+    s = Sel(alerts)
     slos = _slos(alerts, s)
     return [
         *([("Quality SLOs", slos)] if slos else []),

@@ -34,12 +34,22 @@ from typing import Any
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.judges.base import JudgeCall
+from monitors.judges.consistency import Pair
 from monitors.metrics.base import MetricOutcome
 
-__all__ = ["POPULATION_REASONS", "JudgeExporter", "JudgeResult", "RollingMeans", "is_population"]
+__all__ = [
+    "CANARY",
+    "POPULATION_REASONS",
+    "JudgeExporter",
+    "JudgeResult",
+    "RollingMeans",
+    "is_population",
+]
 
 #: sampling reasons whose turns are an unbiased sample of the traffic
 POPULATION_REASONS = frozenset({"base", "stratum"})
+#: the reason of a canary turn (judge health): accounting and liveness only, no aggregates
+CANARY = "canary"
 
 
 def is_population(reason: str) -> bool:
@@ -56,6 +66,10 @@ class JudgeResult:
     compound: float | None = None  # judge.compound.weights over this turn's scores
     compound_inputs: tuple[str, ...] = ()  # the scores it weighs
     prompt_version: str | None = None  # the turn's, for the SLO counters
+    # self-consistency: the second call's outcomes (context shuffled) and, per metric scored
+    # on both calls, the pair of verdicts; the first call's verdicts are the ones that count
+    second_outcomes: list[MetricOutcome] = field(default_factory=list)
+    consistency: dict[str, Pair] = field(default_factory=dict)
 
     @property
     def population(self) -> bool:
@@ -65,6 +79,11 @@ class JudgeResult:
     def scores(self) -> dict[str, float]:
         """{output: score} of the scored outcomes."""
         return {o.metric: o.score for o in self.outcomes if o.score is not None}
+
+    def calls(self) -> list[JudgeCall]:
+        """Every judge call this turn made (a call may produce several outcomes)."""
+        calls = {id(o.call): o.call for o in self.outcomes + self.second_outcomes if o.call}
+        return list(calls.values())
 
     def aggregated(self, outcome: MetricOutcome) -> bool:
         """Does this scored outcome feed the aggregates (histogram, means, drift)? Every
@@ -95,6 +114,11 @@ class JudgeResult:
             "sampled": True,
             "sample_reason": self.sample_reason,
             **({"compound": round(self.compound, 4)} if self.compound is not None else {}),
+            **(
+                {"consistency": {m: p.to_dict() for m, p in self.consistency.items()}}
+                if self.consistency
+                else {}
+            ),
         }
 
 
@@ -139,12 +163,25 @@ class JudgeExporter:
         self.rolling = RollingMeans(windows_s, clock)
 
     def export(self, event_id: str, result: JudgeResult) -> None:
-        for o in result.outcomes:
-            self.otel.evaluation(o, event_id)
+        if result.sample_reason != CANARY:  # a canary is not a turn of the service
+            for o in result.outcomes:
+                self.otel.evaluation(o, event_id)
         m = self.prom
         if m is None:
             return
+        if any(o.status != "skipped" for o in result.outcomes):
+            m.judge_health.verdict(self.judge_name)  # liveness: a verdict, ok or error
+        if result.sample_reason == CANARY:  # not traffic: the canary runner exports it
+            self._health_calls(m, "canary", self._accounting(m, result.outcomes))
+            return
         self._accounting(m, result.outcomes)
+        if result.second_outcomes:
+            self._health_calls(m, "consistency", self._accounting(m, result.second_outcomes))
+        for metric, pair in result.consistency.items():
+            m.judge_health.consistency_pairs.labels(
+                self.judge_name, metric, "flip" if pair.flip else "agree"
+            ).inc()
+            m.judge_health.consistency_diff.labels(self.judge_name, metric).observe(pair.abs_diff)
         self._aggregates(m, result)
         self._slos(m, result)
         if not result.population:
@@ -156,7 +193,12 @@ class JudgeExporter:
             for metric, weight in weights.items():
                 self.prom.compound_weight.labels(metric).set(weight)
 
-    def _accounting(self, m: Metrics, outcomes: list[MetricOutcome]) -> None:
+    def _health_calls(self, m: Metrics, kind: str, calls: list[JudgeCall]) -> None:
+        usd = sum(c.cost_usd for c in calls)
+        m.judge_health.health_calls(self.judge_name, kind, len(calls), usd)
+
+    def _accounting(self, m: Metrics, outcomes: list[MetricOutcome]) -> list[JudgeCall]:
+        """Count every outcome and call; the calls."""
         calls: dict[int, JudgeCall] = {}
         for o in outcomes:
             judge = o.judge or self.judge_name
@@ -176,6 +218,7 @@ class JudgeExporter:
             m.judge_tokens.labels("prompt").inc(call.prompt_tokens)
             m.judge_tokens.labels("completion").inc(call.completion_tokens)
             m.judge_cost.inc(call.cost_usd)
+        return list(calls.values())
 
     def _aggregates(self, m: Metrics, result: JudgeResult) -> None:
         scores = result.aggregate_scores()

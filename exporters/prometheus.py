@@ -19,6 +19,7 @@ from prometheus_client import (
 )
 
 from exporters.fleet_metrics import FleetMetrics
+from exporters.judge_health import JudgeHealthMetrics
 from exporters.labels import LabelCap
 from exporters.slo_metrics import SloCounters
 from exporters.slo_settings import SloSpec
@@ -262,6 +263,7 @@ class Metrics:
         for direction in ("prompt", "completion"):
             self.judge_tokens.labels(direction)
         self.fleet = FleetMetrics(r)
+        self.judge_health = JudgeHealthMetrics(r)
         self.slo_events = Counter(
             "ragpulse_slo_events",
             "Events of each quality SLO by outcome (good / bad), docs/slo.md",

@@ -16,6 +16,11 @@ from typing import Any
 import yaml
 
 from exporters.alert_settings import ALERT_NAMES, AlertSettings
+from exporters.judge_health_rules import (
+    annotate_judged,
+    judge_health_alerts,
+    judge_health_records,
+)
 from exporters.promql import RuleBuilder
 from exporters.slo_rules import SloRules
 from exporters.slo_settings import SloSpec
@@ -37,10 +42,12 @@ def render_rule_groups(alerts: AlertSettings, slos: Sequence[SloSpec] = ()) -> d
     evaluates the rules of a group in order but different groups concurrently: an alert in
     another group could read a recording rule's value from the previous evaluation.
     """
-    builder = RuleBuilder(alerts)
+    b = RuleBuilder(alerts)
+    records = b.recording_rules() + judge_health_records(b)
+    alerts_ = annotate_judged(b.alerting_rules(), b) + judge_health_alerts(b)
     return {
         "groups": [
-            {"name": "ragpulse", "rules": builder.recording_rules() + builder.alerting_rules()},
+            {"name": "ragpulse", "rules": records + alerts_},
             *SloRules(alerts, slos).groups(),
         ]
     }

@@ -54,9 +54,8 @@ def _cmd_run(settings: Settings, args: argparse.Namespace) -> int:
 
 def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
     from stream.runtime.filesource import open_input, open_output, score_stream
-    from stream.runtime.judging_build import build_judging
+    from stream.runtime.judging_build import build_judging, sampler_for
     from stream.runtime.pipeline import Pipeline
-    from stream.runtime.sampler import Sampler
 
     settings.judge.type = args.judge  # offline scoring judges only when asked to
     if args.sample_rate is not None:
@@ -66,7 +65,7 @@ def _cmd_score(settings: Settings, args: argparse.Namespace) -> int:
             update={"calls_per_minute": None, "usd_per_hour": None}
         )
     judging = build_judging(settings)
-    sampler = Sampler(settings.sampling) if judging is not None else None
+    sampler = sampler_for(settings, judging)
     pipeline = Pipeline(settings, sampler=sampler)
     try:
         with open_input(args.input) as src, open_output(args.output) as dst:

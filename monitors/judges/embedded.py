@@ -109,6 +109,8 @@ class MiniLMJudge:
     `threads` is 0)."""
 
     name = "embedded-minilm-v1"
+    #: the same inputs give the same verdict (no sampling): judge health asks it once
+    deterministic = True
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """OpenAI-compatible chat-completions judge (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp).
 
 One logical call = `complete(system, user, output, prompt_version)`: POST
-/chat/completions at temperature 0, ask for JSON constrained by `output`'s JSON schema,
+/chat/completions at temperature 0 (option `temperature`), ask for JSON constrained by
+`output`'s JSON schema,
 validate the content with pydantic. Failures are classified by `stream.contract.retry.classify`
 (timeouts, connect errors, 5xx → retry with jittered exponential backoff; 429 → retry
 after the server's Retry-After; other 4xx → give up) and content failures (not JSON →
@@ -98,6 +99,7 @@ class OpenAIJudge:
         strict: bool = True,
         max_tokens: int | None = 1024,
         seed: int | None = None,
+        temperature: float = 0.0,
         azure: Mapping[str, str] | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, str] | None = None,
@@ -109,6 +111,8 @@ class OpenAIJudge:
     ) -> None:
         if max_attempts < 1 or concurrency < 1 or timeout_s <= 0 or max_total_s <= 0:
             raise ValueError("max_attempts, concurrency, timeout_s, max_total_s must be > 0")
+        if not (isinstance(temperature, int | float) and 0.0 <= temperature <= 2.0):
+            raise ValueError(f"temperature must be a number from 0 to 2, got {temperature!r}")
         if response_format not in ("json_schema", "json_object_schema", "json_object", "none"):
             raise ValueError(f"unknown response_format {response_format!r}")
         if not (
@@ -143,6 +147,7 @@ class OpenAIJudge:
         self.prices = {m: dict(p) for m, p in (prices or {}).items()}
         self.response_format: ResponseFormat = response_format
         self.strict, self.max_tokens, self.seed = strict, max_tokens, seed
+        self.temperature = float(temperature)
         self.redact_pii = not is_loopback(base_url) if redact_pii is None else redact_pii
         self.max_response_bytes = max_response_bytes
         self._url, headers, query = endpoint(
@@ -273,7 +278,14 @@ class OpenAIJudge:
         self, messages: list[dict[str, str]], output: type[BaseModel], fmt: ResponseFormat
     ) -> dict[str, Any]:
         return build_payload(
-            self.model, messages, output, fmt, self.strict, self.max_tokens, self.seed
+            self.model,
+            messages,
+            output,
+            fmt,
+            self.strict,
+            self.max_tokens,
+            self.seed,
+            self.temperature,
         )
 
     async def _post(

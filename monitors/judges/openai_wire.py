@@ -344,10 +344,11 @@ def build_payload(
     strict: bool = True,
     max_tokens: int | None = None,
     seed: int | None = None,
+    temperature: float = 0.0,
 ) -> dict[str, Any]:
     """The chat-completions body asking for `output`'s JSON in response format `fmt`."""
     schema = output.model_json_schema()
-    body: dict[str, Any] = {"model": model, "temperature": 0, "stream": False}
+    body: dict[str, Any] = {"model": model, "temperature": temperature or 0, "stream": False}
     if fmt != "json_schema":  # the schema goes into the prompt
         hint = _SCHEMA_HINT.format(json.dumps(schema, separators=(",", ":")))
         messages = [{"role": "system", "content": messages[0]["content"] + hint}, *messages[1:]]

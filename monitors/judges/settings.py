@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from monitors.judges.health_settings import JudgeHealthSettings
+
 __all__ = [
     "BUNDLED_METRICS",
     "DEFAULT_METRICS",
@@ -214,6 +216,10 @@ class JudgeSettings(BaseModel):
     compound: CompoundSettings = Field(
         default_factory=CompoundSettings,
         description="compound score from fitted weights (ragpulse_compound_score)",
+    )
+    health: JudgeHealthSettings = Field(
+        default_factory=JudgeHealthSettings,
+        description="canaries and self-consistency of the judge (docs/judges.md)",
     )
     windows_s: dict[str, float] = Field(
         default_factory=lambda: {"5m": 300.0, "1h": 3600.0},

@@ -40,7 +40,11 @@ __all__ = [
     "embedded_floors",
     "evaluate_gates",
     "gate_failures",
+    "metric_floor",
 ]
+
+#: the floor of a metric that is in no gate (judge health: agreement and flips)
+DEFAULT_FLOOR = 0.5
 
 
 class Threshold(BaseModel):
@@ -137,6 +141,16 @@ class GateSettings(BaseModel):
         """Gate metrics that no enabled metric produces (to warn about at start)."""
         have = set(known)
         return sorted({t.metric for ts in self.tiers().values() for t in ts} - have)
+
+
+def metric_floor(settings: GateSettings, metric: str, judge: str | None) -> float:
+    """The floor of `metric` for `judge`: its threshold in the first gate tier that lists it
+    (``min_by_judge``, else ``min``), or :data:`DEFAULT_FLOOR` when no gate lists it."""
+    for thresholds in settings.tiers().values():
+        for t in thresholds:
+            if t.metric == metric:
+                return t.floor(judge)
+    return DEFAULT_FLOOR
 
 
 def _scores(outcomes: Iterable[MetricOutcome]) -> dict[str, tuple[float, str]]:

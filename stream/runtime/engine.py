@@ -21,6 +21,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import signal
@@ -32,18 +33,18 @@ from exporters import Metrics, MetricsServer
 from monitors.drift.alarms import AlarmEvent
 from stream.contract.heap import trim_heap
 from stream.contract.retry import Backoff, classify
+from stream.runtime.canary_runner import CanaryRunner
 from stream.runtime.dead_letters import Headers, dead_letter, dlq_headers, skipped_batch_letter
 from stream.runtime.fetch_guard import SkippedBatch
 from stream.runtime.fleet import FleetDrift
 from stream.runtime.health import Health
 from stream.runtime.judge_bridge import JudgeBridge
 from stream.runtime.judging import JudgeService
-from stream.runtime.judging_build import build_judging
+from stream.runtime.judging_build import build_judging, sampler_for
 from stream.runtime.kafka_config import ensure_topics
 from stream.runtime.loop_health import install_log_throttle, watch_loop_lag
 from stream.runtime.pipeline import Pipeline, Result, turn_key
-from stream.runtime.sampler import Sampler
-from stream.runtime.settings import Settings
+from stream.runtime.settings import ConfigError, Settings
 
 __all__ = ["Headers", "SidecarBase", "dlq_headers"]
 
@@ -76,12 +77,25 @@ class SidecarBase(abc.ABC):
             lambda topic, key, value: self._send(topic, key, value, force=True),
             lambda alarm: self._publish_alarm(alarm, force=True),
         )  # fmt: skip
+        self.canaries = self._canary_runner()
+        self._canary_task: asyncio.Task[None] | None = None
+
+    def _canary_runner(self) -> CanaryRunner | None:
+        """The judge canaries (judge.health.canaries), when there is a judge to watch."""
+        c = self.settings.judge.health.canaries
+        if self.judging is None or not c.enabled:
+            return None
+        calls = self.settings.sampling.budget.calls_per_event
+        try:
+            return CanaryRunner(c, self.judging, self.metrics, self.pipeline.sampler, calls)
+        except ValueError as exc:
+            raise ConfigError(f"judge.health.canaries: {exc}") from None
 
     @classmethod
     def from_settings(cls, settings: Settings, metrics: Metrics) -> SidecarBase:
         """Pipeline + sampler + judge service as configured (ConfigError on bad config)."""
         judging = build_judging(settings, metrics)
-        sampler = Sampler(settings.sampling) if judging is not None else None
+        sampler = sampler_for(settings, judging)
         pressure = judging.fill if judging is not None else None
         pipeline = Pipeline(settings, metrics, sampler=sampler, pressure=pressure)
         return cls(settings, pipeline, metrics, judging)
@@ -139,6 +153,7 @@ class SidecarBase(abc.ABC):
                 self.judge_bridge.submit(
                     result.judge_event, result.sample_reason or "base", result.judge_wait_s,
                     key, (result.scorecard or {}).get("failure_modes", ()),
+                    repeat=result.judge_repeat,
                 )  # fmt: skip
         elif result.outcome == "invalid":
             key, value, dlq = dead_letter(result, key, value, topic, partition, offset,
@@ -219,6 +234,9 @@ class SidecarBase(abc.ABC):
         return False
 
     async def _stop_app(self) -> None:
+        if self._canary_task is not None:
+            self._canary_task.cancel()
+            await asyncio.gather(self._canary_task, return_exceptions=True)
         await self.judge_bridge.close(self.settings.shutdown_timeout_s / 2)
         await self._engine_stop()  # drains, flushes, commits
         if self.fleet is not None:  # after the drain: the last observations, final snapshots
@@ -271,6 +289,9 @@ class SidecarBase(abc.ABC):
         await self.health.refresh()
         lag_task = asyncio.create_task(self.health.watch())
         trim_task = asyncio.create_task(self._trim_heap(s.heap.trim_every_s))
+        if self.canaries is not None:
+            publish = functools.partial(self._publish_alarm, force=True)
+            self._canary_task = asyncio.create_task(self.canaries.run(publish))
         code = 0
         try:
             while not stop.is_set():

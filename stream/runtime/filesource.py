@@ -72,7 +72,9 @@ def score_stream(
             card = result.scorecard or {}
             summary.failure_modes.update(card.get("failure_modes", []))
             if judging is not None and result.judge_event is not None:
-                judged = judging.judge_now(result.judge_event, result.sample_reason or "base")
+                judged = judging.judge_now(
+                    result.judge_event, result.sample_reason or "base", result.judge_repeat
+                )
                 update = judged.scorecard_update()
                 card["metrics"], card["gates"] = update["metrics"], update["gates"]
                 summary.judged += 1

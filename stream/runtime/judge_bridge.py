@@ -57,6 +57,7 @@ class JudgeBridge:
         wait_s: float = 0.0,
         key: bytes | None = None,
         failure_modes: Sequence[str] = (),
+        repeat: bool = False,
     ) -> None:
         """Hand a sampled event to the judge; never waits (a full queue drops and counts,
         per failure mode too). Its update goes out with the scorecard's `key`."""
@@ -67,7 +68,7 @@ class JudgeBridge:
             self.metrics.dropped.labels("shutdown").inc()
             self._flagged_dropped(failure_modes, "shutdown")
         elif not self.judging.submit(
-            event, lambda result: self._on_judged(result, out_key), reason, wait_s
+            event, lambda result: self._on_judged(result, out_key), reason, wait_s, repeat
         ):
             self.metrics.dropped.labels("judge_backlog").inc()
             self._flagged_dropped(failure_modes, "judge_backlog")
@@ -84,9 +85,12 @@ class JudgeBridge:
     def _publish_update(self, result: JudgeResult, key: bytes) -> None:
         sampler = self.pipeline.sampler
         if sampler is not None:
-            calls = {id(o.call): o.call for o in result.outcomes if o.call is not None}
             flagged = result.sample_reason not in POPULATION_REASONS
-            sampler.record_cost(sum(c.cost_usd for c in calls.values()), flagged=flagged)
+            first = {id(o.call): o.call for o in result.outcomes if o.call is not None}
+            sampler.record_cost(sum(c.cost_usd for c in first.values()), flagged=flagged)
+            if result.second_outcomes:  # a second opinion: reserved at the estimate
+                second = [c for c in result.calls() if id(c) not in first]
+                sampler.settle_extra(sum(c.cost_usd for c in second), sampler.cost_estimate_usd)
         drift = self.pipeline.drift
         scores = result.aggregate_scores()  # boosted turns would bias the streams
         buffer = self.pipeline.observations

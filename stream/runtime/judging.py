@@ -21,6 +21,7 @@ from typing import Any
 from opentelemetry import trace
 
 from exporters.judge_metrics import (
+    CANARY,
     POPULATION_REASONS,
     JudgeExporter,
     JudgeResult,
@@ -30,12 +31,14 @@ from exporters.judge_metrics import (
 from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.judges.base import EmbeddedJudge, LLMJudge
+from monitors.judges.consistency import compare, shuffled
 from monitors.judges.settings import CompoundSettings
 from monitors.metrics.base import JudgeMetric, MetricOutcome
 from stream.contract.events import Event
 from stream.runtime.priority_slots import PrioritySlots
 
 __all__ = [
+    "CANARY",
     "POPULATION_REASONS",
     "JudgeResult",
     "JudgeService",
@@ -62,8 +65,11 @@ class JudgeService:
         clock: Callable[[], float] = time.time,
         tracer: trace.Tracer | None = None,
         compound: Mapping[str, float] | None = None,
+        floor: Callable[[str], float] | None = None,
     ) -> None:
         self.judge = judge
+        #: the gate floor of each metric output (self-consistency flips, canary agreement)
+        self.floor = floor or (lambda metric: 0.5)
         self.tracer = tracer or trace.get_tracer("ragpulse")
         self.judge_metrics = list(metrics)
         self.capacity = queue_size
@@ -75,6 +81,8 @@ class JudgeService:
         self.compound = CompoundSettings(weights=dict(compound or {}))
         self.exporter = JudgeExporter(judge.name, prom, self.otel, windows, clock)
         self.exporter.declare_compound(self.compound.weights)
+        if prom is not None:
+            prom.judge_health.declare_judge(judge.name)
         self.rolling = self.exporter.rolling
         self._pending = 0
         self._sleeping = 0  # queued, waiting out their wait_s before a slot
@@ -96,6 +104,16 @@ class JudgeService:
     def name(self) -> str:
         return self.judge.name
 
+    @property
+    def deterministic(self) -> bool:
+        """Does the judge give the same verdict twice? (the embedded judge: no second call)"""
+        return bool(getattr(self.judge, "deterministic", False))
+
+    def room(self) -> int:
+        """Events the queue would take now."""
+        with self._lock:
+            return max(0, self.capacity - self._pending)
+
     def fill(self) -> float:
         """Share of the queue in use; turns waiting for the budget's refill (a flagged turn
         on credit) are not a backlog of the judge and do not count."""
@@ -107,26 +125,30 @@ class JudgeService:
         on_done: Callable[[JudgeResult], None],
         reason: str = "base",
         wait_s: float = 0.0,
+        repeat: bool = False,
     ) -> bool:
         """Queue `event` (sampled for `reason`) for judging, no sooner than `wait_s` from
         now (a flagged turn taken on the budget's credit); False (nothing queued) when the
-        queue is full. Waiting turns that are not base/stratum go before the others."""
+        queue is full. Waiting turns that are not base/stratum go before the others.
+        `repeat`: judge it a second time, context shuffled (self-consistency)."""
         with self._lock:
             if self._pending >= self.capacity:
                 return False
             self._pending += 1
         self._depth()
-        work = self._bounded(event, reason, wait_s)
+        work = self._bounded(event, reason, wait_s, repeat)
         fut = asyncio.run_coroutine_threadsafe(work, self._loop)
         fut.add_done_callback(lambda f: self._finished(event, f, on_done))
         return True
 
-    def judge_now(self, event: Event, reason: str = "base") -> JudgeResult:
+    def judge_now(self, event: Event, reason: str = "base", repeat: bool = False) -> JudgeResult:
         """Judge one event and wait (the offline `ragpulse score` path)."""
-        result: JudgeResult = self._call(self.evaluate(event, reason))
+        result: JudgeResult = self._call(self.evaluate(event, reason, repeat))
         return result
 
-    async def _bounded(self, event: Event, reason: str, wait_s: float = 0.0) -> JudgeResult:
+    async def _bounded(
+        self, event: Event, reason: str, wait_s: float = 0.0, repeat: bool = False
+    ) -> JudgeResult:
         if wait_s > 0:
             with self._lock:
                 self._sleeping += 1
@@ -136,7 +158,7 @@ class JudgeService:
                 with self._lock:
                     self._sleeping -= 1
         async with self._sem.slot(first=reason not in POPULATION_REASONS):
-            return await self.evaluate(event, reason)
+            return await self.evaluate(event, reason, repeat)
 
     def _finished(
         self, event: Event, fut: Future[JudgeResult], on_done: Callable[[JudgeResult], None]
@@ -158,8 +180,26 @@ class JudgeService:
         if self.prom is not None:
             self.prom.queue_depth.set(self._pending)
 
-    async def evaluate(self, event: Event, reason: str = "base") -> JudgeResult:
-        """Run every metric on `event`; export (population or boosted, by `reason`)."""
+    async def evaluate(
+        self, event: Event, reason: str = "base", repeat: bool = False
+    ) -> JudgeResult:
+        """Run every metric on `event`; export (population or boosted, by `reason`).
+        `repeat` (not for a deterministic judge): a second, independent run with the
+        context shuffled; its verdicts are compared, never counted as scores."""
+        outcomes = await self._run(event)
+        gates = dict(self.gates(outcomes)) if self.gates is not None else {}
+        result = JudgeResult(event.event_id, event.service, outcomes, gates, reason)
+        result.prompt_version = event.prompt_version
+        result.compound = self.compound.score(result.scores())
+        result.compound_inputs = tuple(m for m, w in self.compound.weights.items() if w > 0)
+        if repeat and not self.deterministic and reason != CANARY:
+            result.second_outcomes = await self._run(shuffled(event))
+            second = {o.metric: o.score for o in result.second_outcomes if o.score is not None}
+            result.consistency = compare(result.scores(), second, self.floor)
+        self.exporter.export(event.event_id, result)
+        return result
+
+    async def _run(self, event: Event) -> list[MetricOutcome]:
         runs = await asyncio.gather(
             *(self._traced(m, event) for m in self.judge_metrics), return_exceptions=True
         )
@@ -173,13 +213,7 @@ class JudgeService:
                 )
             else:
                 outcomes.extend(run)
-        gates = dict(self.gates(outcomes)) if self.gates is not None else {}
-        result = JudgeResult(event.event_id, event.service, outcomes, gates, reason)
-        result.prompt_version = event.prompt_version
-        result.compound = self.compound.score(result.scores())
-        result.compound_inputs = tuple(m for m, w in self.compound.weights.items() if w > 0)
-        self.exporter.export(event.event_id, result)
-        return result
+        return outcomes
 
     async def _traced(self, metric: JudgeMetric, event: Event) -> list[MetricOutcome]:
         """One span per judge metric call (GenAI semantic-convention attributes)."""

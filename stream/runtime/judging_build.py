@@ -9,9 +9,10 @@ from exporters.otel import OtelEvents
 from exporters.prometheus import Metrics
 from monitors.metrics.base import MetricOutcome
 from stream.runtime.judging import JudgeService
+from stream.runtime.sampler import Sampler
 from stream.runtime.settings import ConfigError, Settings
 
-__all__ = ["build_judging"]
+__all__ = ["build_judging", "sampler_for"]
 
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ def build_judging(
     import monitors.metrics  # noqa: F401  (registers the built-in metrics)
     from monitors.judges.base import create_judge
     from monitors.metrics.base import create_metric
-    from monitors.metrics.gates import evaluate_gates
+    from monitors.metrics.gates import evaluate_gates, metric_floor
 
     options = dict(js.options)
     if js.api_key is not None:
@@ -99,4 +100,14 @@ def build_judging(
         evaluate,
         js.windows_s,
         compound=js.compound.weights,
+        floor=lambda metric: metric_floor(gates, metric, judge.name),
     )
+
+
+def sampler_for(settings: Settings, judging: JudgeService | None) -> Sampler | None:
+    """The sampler of `judging` (None without a judge): a deterministic judge is never
+    asked twice, any other on `judge.health.consistency.rate` of the sampled turns."""
+    if judging is None:
+        return None
+    rate = 0.0 if judging.deterministic else settings.judge.health.consistency.rate
+    return Sampler(settings.sampling, repeat_rate=rate)

@@ -69,6 +69,7 @@ class Result:
     judge_event: Event | None = None  # sampled: the source hands it to the JudgeService
     sample_reason: str | None = None  # why judge_event was sampled (Sampler reason)
     judge_wait_s: float = 0.0  # judge it no sooner (a flagged turn on the budget's credit)
+    judge_repeat: bool = False  # judge it twice, context shuffled (self-consistency)
 
     def scorecard_bytes(self) -> bytes:
         """Compact UTF-8 JSON (msgspec: ~2.5x cheaper than json.dumps, the same bytes on
@@ -242,8 +243,10 @@ class Pipeline:
             )
             for alarm in alarms:
                 self.alarm(alarm)
-        judge_event, reason, wait = (
-            self._sample(event, detections, card) if self.sampler is not None else (None, None, 0.0)
+        judge_event, reason, wait, repeat = (
+            self._sample(event, detections, card)
+            if self.sampler is not None
+            else (None, None, 0.0, False)
         )
         return Result(
             "scored",
@@ -253,6 +256,7 @@ class Pipeline:
             judge_event=judge_event,
             sample_reason=reason,
             judge_wait_s=wait,
+            judge_repeat=repeat,
         )
 
     def observe_into(self, buffer: ObservationBuffer) -> None:
@@ -273,7 +277,7 @@ class Pipeline:
 
     def _sample(
         self, event: Event, detections: list[Detection], card: dict[str, Any]
-    ) -> tuple[Event | None, str | None, float]:
+    ) -> tuple[Event | None, str | None, float, bool]:
         assert self.sampler is not None
         if self._pressure is not None:
             self.sampler.set_pressure(self._pressure())
@@ -286,8 +290,8 @@ class Pipeline:
             )
         card["sampled"] = decision.sampled
         if not decision.sampled:
-            return None, None, 0.0
-        return event, decision.reason, decision.wait_s
+            return None, None, 0.0, False
+        return event, decision.reason, decision.wait_s, decision.repeat
 
     def _declare_stream(self, key: StreamKey) -> None:
         if self.export is not None:

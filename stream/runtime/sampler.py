@@ -135,6 +135,7 @@ class Decision:
     reason: str
     reserved_usd: float = 0.0  # estimated cost charged to the dollar budget
     wait_s: float = 0.0  # judge it no sooner: a flagged turn taken on the budget's credit
+    repeat: bool = False  # judge it twice (self-consistency); the budget paid for both
 
 
 #: the reasons of the unbiased population: they may not spend the flagged turns' reserve
@@ -145,11 +146,19 @@ _DROPPED = {reason: Decision(False, reason) for reason in DROPPED_REASONS}
 
 class Sampler:
     def __init__(
-        self, settings: SamplerSettings, clock: Callable[[], float] = time.monotonic
+        self,
+        settings: SamplerSettings,
+        clock: Callable[[], float] = time.monotonic,
+        repeat_rate: float = 0.0,
     ) -> None:
         self.settings = s = settings
         self._clock = clock
         self._hasher = hashlib.blake2b(s.salt.encode() + b"\x00", digest_size=8)
+        self._repeat_hasher = hashlib.blake2b(s.salt.encode() + b"\x01", digest_size=8)
+        #: share of sampled turns judged twice (judge.health.consistency.rate; 0 for a
+        #: deterministic judge), chosen by event id and paid from the same pool
+        self.repeat_rate = repeat_rate
+        self.repeats = 0
         b, reserve = s.budget, s.budget.reserve_for_flagged
         # base/stratum turns spend the shared pool only; boosted and reference turns their
         # own pool first, then on its credit, then the shared pool (docs/sampling.md)
@@ -210,7 +219,7 @@ class Sampler:
         if s.references and (ref := event.reference) is not None and ref.present:
             # golden/labelled turns: few and valuable, judged whenever the budget allows,
             # and never part of the population of unlabelled traffic
-            return self._spend("reference", bypass=False)
+            return self._spend("reference", bypass=False, event=event)
         rate, reason = self._rate(event)
         boost = self._boost(event, failure_modes, detectors)
         where = self.position(event)
@@ -218,7 +227,7 @@ class Sampler:
             if where < rate * self._scale:
                 # chosen at the base/stratum rate anyway: it stays in the unbiased population
                 # (reason base/stratum, budget applies as to any population turn) ...
-                decision = self._spend(reason, bypass=False, count=False)
+                decision = self._spend(reason, bypass=False, count=False, event=event)
                 if decision.sampled:
                     self.counts[reason] += 1
                     return decision
@@ -226,13 +235,14 @@ class Sampler:
                 # boosted turn it is (the population loses it whatever its content)
             reason = boost
             if s.boosts.boost_rate == "always":
-                return self._spend(reason, bypass=s.boosts_bypass_budget)
+                return self._spend(reason, bypass=s.boosts_bypass_budget, event=event)
             rate = min(1.0, rate * float(s.boosts.boost_rate))
         if where >= rate:
             return self._count(False, "not_selected")
         if where >= rate * self._scale:
             return self._count(False, "judge_backlog")
-        return self._spend(reason, bypass=boost is not None and s.boosts_bypass_budget)
+        bypass = boost is not None and s.boosts_bypass_budget
+        return self._spend(reason, bypass=bypass, event=event)
 
     def _rate(self, event: Event) -> tuple[float, str]:
         st, service, model = self.settings.strata, event.service, event.model
@@ -264,7 +274,9 @@ class Sampler:
                 return "boost_retrieval"
         return None
 
-    def _spend(self, reason: str, bypass: bool, count: bool = True) -> Decision:
+    def _spend(
+        self, reason: str, bypass: bool, count: bool = True, event: Event | None = None
+    ) -> Decision:
         now = self._clock()
         calls = self.settings.budget.calls_per_event
         usd = self.cost_estimate_usd
@@ -287,10 +299,39 @@ class Sampler:
         if pool is None or wait is None:
             return self._count(False, "budget") if count else _DROPPED["budget"]
         pool.charge(calls, usd)
+        repeat = (
+            event is not None
+            and self.repeat_rate > 0
+            and self._repeat_position(event) < self.repeat_rate
+            and pool.fits(now, calls, usd)  # the second call: only if the pool has room now
+        )
+        if repeat:
+            pool.charge(calls, usd)
+            self.repeats += 1
         if count:
             self.counts[reason] += 1
             self.deferred += wait > 0
-        return Decision(True, reason, usd, wait)
+        return Decision(True, reason, usd, wait, repeat)
+
+    def _repeat_position(self, event: Event) -> float:
+        h = self._repeat_hasher.copy()
+        h.update(event.event_id.encode())
+        return (int.from_bytes(h.digest(), "big") >> 11) * 2.0**-53
+
+    def spend_extra(self, calls: float, usd: float) -> bool:
+        """Judge-health work (a canary round): `calls` calls and `usd` dollars from the shared
+        pool, now or not at all (False: over the budget; nothing charged)."""
+        pool = self._shared
+        if not pool.fits(self._clock(), calls, usd):
+            return False
+        pool.charge(calls, usd)
+        return True
+
+    def settle_extra(self, usd: float, reserved_usd: float) -> None:
+        """The measured cost of extra work reserved at `reserved_usd` (a second opinion, a
+        canary round): settles the dollar budget; the per-turn estimate is left alone."""
+        if self._shared.usd is not None:
+            self._shared.usd.charge(usd - reserved_usd)
 
     def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> Decision:
         self.counts[reason] += 1

@@ -110,6 +110,7 @@ def test_layout_ids_and_datasource_references(alerts: AlertSettings) -> None:
         "Judge metrics, gates and drift",
         "Reference-based quality (golden / labelled turns)",
         "Judge",
+        "Judge health",
     ]
     for p in panels(board):
         assert p["datasource"] == DS, p["title"]

@@ -112,6 +112,14 @@ EXEMPT: dict[tuple[str, str], str] = {
         for ref in "ABCD"
     },
     ("Tonality mean (1h)", "A"): "tonality needs an LLM judge and guidelines",
+    **{
+        ("Self-consistency flip rate (1h)", ref): "the embedded judge is deterministic: it is"
+        " never asked twice (tests/exporters/test_judge_health_e2e.py and the llama.cpp test"
+        " export these)"
+        for ref in "AB"
+    },
+    ("Judge error ratio (health)", "A"): "needs a judge_error outcome; the embedded judge"
+    " does not fail",
 }
 
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from exporters.judge_health_rules import JUDGED_ALERTS
 from exporters.promql import by, duration_seconds, percent
 from exporters.rules import (
     ALERT_NAMES,
@@ -113,15 +114,17 @@ def healthy() -> dict[str, str]:
     }
 
 
-def alert(name: str, labels: dict[str, str], summary: str, description: str) -> dict[str, Any]:
-    return {
-        "exp_labels": labels,
-        "exp_annotations": {
-            "summary": summary,
-            "description": description,
-            "runbook_url": RUNBOOK + name.lower(),
-        },
+def alert(
+    name: str, labels: dict[str, str], summary: str, description: str, judge_suspect: str = ""
+) -> dict[str, Any]:
+    annotations = {
+        "summary": summary,
+        "description": description,
+        "runbook_url": RUNBOOK + name.lower(),
     }
+    if name in JUDGED_ALERTS:  # empty while no RagpulseJudgeDrift condition holds
+        annotations["judge_suspect"] = judge_suspect
+    return {"exp_labels": labels, "exp_annotations": annotations}
 
 
 def case(
@@ -505,7 +508,7 @@ def test_prometheus_rule_object_holds_the_same_checked_groups(tmp_path: Path) ->
     assert obj["spec"] == render_rule_groups(AlertSettings())
     dumped = yaml.safe_load(to_yaml(obj))
     (tmp_path / "extracted.yaml").write_text(yaml.safe_dump(dumped["spec"]))
-    assert "SUCCESS: 29 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
+    assert "SUCCESS: 34 rules found" in promtool("check", "rules", tmp_path / "extracted.yaml")
     assert "namespace" not in render_prometheus_rule(AlertSettings(), "x")["metadata"]
 
 
@@ -521,7 +524,7 @@ def test_every_alert_has_severity_annotations_and_a_runbook_section() -> None:
         assert rule["labels"]["severity"] in {"page", "ticket"}
         extra = (
             {"burn_rate", "budget_used"} if rule["alert"] == "RagpulseErrorBudgetBurn" else set()
-        )
+        ) | ({"judge_suspect"} if rule["alert"] in JUDGED_ALERTS else set())
         assert set(rule["annotations"]) == {"summary", "description", "runbook_url", *extra}
         anchor = rule["annotations"]["runbook_url"].split("#")[1]
         assert anchor in headings, anchor

@@ -124,3 +124,47 @@ def test_reference_and_tonality_prompts_run_on_the_real_server(
         assert out.reason in ("schema_violation", "invalid_json") and out.score is None
     assert out.call is not None and out.call.prompt_tokens > 150
     assert out.call.prompt_version == f"{metric}/v1"
+
+
+def test_self_consistency_at_a_temperature_above_zero_measures_disagreement(
+    llama_server: str,
+) -> None:
+    """Judge health: turns judged twice (context shuffled) by a sampling judge disagree, and
+    the disagreement is exported (the real llama.cpp server, temperature 1.5)."""
+    import json
+
+    import monitors.metrics  # noqa: F401  (registers the metrics)
+    from exporters.prometheus import Metrics
+    from monitors.metrics.base import create_metric
+    from stream.contract.events import parse_event
+    from stream.runtime.judging import JudgeService
+
+    prom = Metrics()
+    judge = OpenAIJudge(base_url=llama_server, model="smollm2", temperature=1.5, **SLOW_CPU)
+    service = JudgeService(judge, [create_metric("answer_relevance")], 20, 1, prom)
+    questions = [
+        ("How tall is the Eiffel Tower?", "It is 330 metres tall."),
+        ("Where is the Eiffel Tower?", "The staff cafeteria opens at 8 am."),
+        ("When was the tower built?", "It was completed in 1889."),
+        ("Who designed it?", "Bananas are yellow."),
+        ("Can I climb the stairs?", "Yes, the stairs go up to the second floor."),
+        ("Is there a restaurant?", "The weather in Lyon is mild."),
+    ]
+    try:
+        for i, (query, response) in enumerate(questions):
+            doc = {"event_id": f"sc-{i}", "query": query, "response": response}
+            service.judge_now(parse_event(json.dumps(doc).encode()), repeat=True)
+    finally:
+        service.close(10)
+    labels = {"judge": judge.name, "metric": "answer_relevance"}
+    get = prom.registry.get_sample_value
+    pairs = sum(
+        get("ragpulse_judge_consistency_pairs_total", {**labels, "result": r}) or 0.0
+        for r in ("agree", "flip")
+    )
+    diff = get("ragpulse_judge_consistency_abs_diff_sum", labels) or 0.0
+    print(
+        f"llama.cpp at temperature 1.5: {pairs:.0f} pairs, mean |diff| {diff / max(pairs, 1):.3f}"
+    )
+    assert pairs >= 3  # most turns got two verdicts
+    assert diff > 0  # and they were not all identical
