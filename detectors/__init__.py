@@ -1,12 +1,14 @@
 """Per-turn rule detectors: pure, synchronous, no model; one module per family.
 
-Importing this package registers the built-in detectors by name.
+One contract (:class:`Detector`: declared patterns, ``detect(event, scan)``), one registry
+(``@register_detector``). Importing this package registers the built-in detectors by name.
 """
 
 from detectors import citations, identifiers, pii, policy, refusal, scan, source_policy
 from detectors.base import (
     Detection,
     Detector,
+    adapt,
     available_detectors,
     create_detector,
     register_detector,
@@ -21,6 +23,7 @@ __all__ = [
     "PatternSpec",
     "Scan",
     "Scanner",
+    "adapt",
     "available_detectors",
     "citations",
     "create_detector",

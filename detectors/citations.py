@@ -33,6 +33,7 @@ from functools import lru_cache
 from detectors.base import Detection, register_detector
 from detectors.lexical import code_regions
 from detectors.regex import compile_pattern, iter_spans
+from detectors.scan import Detector, Scan
 from stream.contract.events import Chunk, Event
 
 __all__ = ["CitationDetector", "normalize_marker"]
@@ -181,7 +182,7 @@ def _policies(chunks: list[Chunk], sids: set[str]) -> dict[str, str]:
 
 
 @register_detector("citations")
-class CitationDetector:
+class CitationDetector(Detector):
     name = "citations"
 
     def __init__(self, *, max_markers: int = 500) -> None:
@@ -224,7 +225,7 @@ class CitationDetector:
                         found.setdefault(one, span)
         return found
 
-    def __call__(self, event: Event) -> list[Detection]:
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
         response = event.response
         citations = event.citations
         if not citations and "[" not in response:

@@ -51,7 +51,7 @@ from detectors._identifiers_text import _LEAD, _TRAIL, _ascii_probe, _command, _
 from detectors.base import Detection, register_detector
 from detectors.lexical import fenced_blocks, inline_code
 from detectors.regex import iter_matches
-from detectors.scan import PatternDetector, PatternSpec, Scan
+from detectors.scan import Detector, PatternSpec, Scan
 from stream.contract.events import Event
 
 __all__ = ["KINDS", "IdentifierDetector"]
@@ -61,7 +61,7 @@ FAILURE = "invented_identifier"
 
 
 @register_detector("identifiers")
-class IdentifierDetector(PatternDetector):
+class IdentifierDetector(Detector):
     name = "identifiers"
 
     def __init__(

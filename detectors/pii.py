@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from detectors.base import Detection, register_detector
-from detectors.scan import PatternDetector, PatternSpec, Scan, TextField
+from detectors.scan import Detector, PatternSpec, Scan, TextField
 from stream.contract.events import Event
 
 __all__ = ["CATEGORIES", "IBAN_LENGTHS", "PiiDetector", "luhn_ok", "mod97_ok"]
@@ -189,7 +189,7 @@ _CHECKS: dict[str, Callable[[str, int, int, str], _Hit | None]] = {
 
 
 @register_detector("pii")
-class PiiDetector(PatternDetector):
+class PiiDetector(Detector):
     """Masked PII findings in the response; one category per kind of identifier."""
 
     name = "pii"

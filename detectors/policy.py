@@ -56,7 +56,7 @@ from detectors._policy_packs import PackError, PackPattern, PolicyPack, load_pac
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
 from detectors.lexical import blank_quoted
 from detectors.regex import compile_pattern, search
-from detectors.scan import PatternDetector, PatternSpec, Scan, TextField
+from detectors.scan import Detector, PatternSpec, Scan, TextField
 from stream.contract.events import Event
 
 __all__ = [
@@ -101,7 +101,7 @@ def _snippet(text: str, limit: int = 100) -> str:
 
 
 @register_detector("policy")
-class PolicyDetector(PatternDetector):
+class PolicyDetector(Detector):
     """Pattern-pack policy checks; one category (and failure mode) per pack."""
 
     name = "policy"

@@ -69,7 +69,7 @@ from detectors._refusal_pack import _SCOPES, DECLINE_CATEGORIES, _expand, _load_
 from detectors._refusal_text import _RefusalText
 from detectors.base import EVIDENCE_MAX_CHARS, Detection, register_detector
 from detectors.regex import PatternSet
-from detectors.scan import PatternDetector, PatternSpec, Scan
+from detectors.scan import Detector, PatternSpec, Scan
 from stream.contract.events import Event
 
 __all__ = ["DECLINE_CATEGORIES", "DEFAULT_PACK", "RefusalDetector", "RefusalHit"]
@@ -88,7 +88,7 @@ class RefusalHit:
 
 
 @register_detector("refusal")
-class RefusalDetector(_RefusalText, PatternDetector):
+class RefusalDetector(_RefusalText, Detector):
     """Refusals, training-cutoff excuses, and false rejection / acceptance on labels."""
 
     name = "refusal"

@@ -15,7 +15,7 @@ from typing import Any
 
 import re2
 
-from stream.contract.heap import trim_heap
+from stream.platform.heap import trim_heap
 
 __all__ = [
     "Match",

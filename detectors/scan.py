@@ -1,10 +1,11 @@
-"""One shared scan of each text for the patterns of every detector.
+"""The one detector contract, and one shared scan of each text for every detector's patterns.
 
-A detector that subclasses :class:`PatternDetector` *declares* its patterns
-(:class:`PatternSpec`: id, RE2 regex, text fields, case sensitivity) and implements
-``detect(event, scan)``. The pipeline builds one :class:`Scanner` over all enabled
-detectors: per text field, ONE ``re2.Set`` holds every declared pattern, so each text
-is screened in a single linear pass however many detectors look at it. Per event,
+Every detector subclasses :class:`Detector`: it *declares* its patterns
+(:class:`PatternSpec`: id, RE2 regex, text fields, case sensitivity; a detector that
+needs none declares none) and implements ``detect(event, scan)``. The pipeline builds one
+:class:`Scanner` over all enabled detectors: per text field, ONE ``re2.Set`` holds every
+declared pattern, so each text is screened in a single linear pass however many detectors
+look at it. Per event,
 ``scanner.scan()`` gives a :class:`Scan`; a detector asks it which of *its* patterns
 match a text (``scan.matching(self, field, text)``: the text is screened on first use
 and the answer cached for the rest of the event) and for the spans of those only
@@ -25,7 +26,7 @@ from typing import Any, ClassVar, Literal
 
 import re2
 
-from detectors.base import Detection
+from detectors.detection import Detection
 from detectors.regex import (
     compile_pattern,
     iter_spans,
@@ -35,7 +36,7 @@ from detectors.regex import (
 )
 from stream.contract.events import Event
 
-__all__ = ["FIELDS", "PatternDetector", "PatternSpec", "Scan", "Scanner", "TextField"]
+__all__ = ["FIELDS", "Detector", "PatternDetector", "PatternSpec", "Scan", "Scanner", "TextField"]
 
 TextField = Literal["response", "query", "history", "context", "case", "citations"]
 FIELDS: tuple[TextField, ...] = ("response", "query", "history", "context", "case", "citations")
@@ -52,12 +53,19 @@ class PatternSpec:
     prefilter: bool = False  # screened by required literals, not in the one-pass set
 
 
-class PatternDetector:
-    """Base of a detector that declares patterns and receives the scan's answers."""
+class Detector:
+    """The one detector contract: `name`, `categories` (the bounded `category` label values),
+    `patterns` (declared RE2 patterns, possibly none) and `detect(event, scan)`, which gets
+    the event and the shared scan's answers for its own patterns. Calling a detector,
+    ``detector(event)``, scans with a scanner over its own patterns."""
 
     name: ClassVar[str] = ""
     patterns: Sequence[PatternSpec] = ()
     _own: Scanner | None = None
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        raise NotImplementedError
 
     def detect(self, event: Event, scan: Scan) -> list[Detection]:
         raise NotImplementedError
@@ -77,6 +85,10 @@ class PatternDetector:
         if self._own is None:
             self._own = Scanner([self])
         return self._own
+
+
+#: the contract's former name (kept for plugins; use :class:`Detector`)
+PatternDetector = Detector
 
 
 class _FieldSet:
@@ -123,15 +135,15 @@ class Scanner:
     """Every declared pattern of `detectors`, one matcher per text field."""
 
     def __init__(self, detectors: Iterable[object]) -> None:
-        self._declarer: list[PatternDetector] = []  # global id -> the declaring detector
+        self._declarer: list[Detector] = []  # global id -> the declaring detector
         self._local: list[str] = []  # global id -> the detector's own pattern id
         self._compiled: dict[int, Any] = {}
         self._spec: list[PatternSpec] = []
         by_field: dict[str, list[tuple[int, PatternSpec]]] = {f: [] for f in FIELDS}
-        self.detectors: list[PatternDetector] = []
+        self.detectors: list[Detector] = []
         for det in detectors:
-            if not isinstance(det, PatternDetector):
-                continue
+            if not isinstance(det, Detector):
+                raise TypeError(f"{det!r} is not a detectors.Detector")
             self.detectors.append(det)
             seen: set[str] = set()
             for spec in det.patterns:
@@ -158,9 +170,9 @@ class Scanner:
         """A fresh per-event cache of screening results."""
         return Scan(self)
 
-    def run(self, detector: Any, event: Event, scan: Scan) -> list[Detection]:
-        """One detector on one event: a member of this scanner gets `scan`; any other
-        detector (one that declares nothing, or was not given to the scanner) is called."""
+    def run(self, detector: Detector, event: Event, scan: Scan) -> list[Detection]:
+        """One detector on one event: a member of this scanner gets `scan`; a detector that
+        was not given to the scanner scans with its own."""
         if id(detector) in self._members:
             return detector.detect(event, scan)
         return detector(event)

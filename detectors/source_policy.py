@@ -50,6 +50,7 @@ from detectors._source_quotes import (
 )
 from detectors.base import Detection, register_detector
 from detectors.lexical import blank_quoted, ngram_keys, words
+from detectors.scan import Detector, Scan
 from stream.contract.events import Chunk, Event
 
 __all__ = ["SourcePolicyDetector"]
@@ -59,7 +60,7 @@ QUOTE_ONLY_PARAPHRASE = "quote_only_paraphrase"
 
 
 @register_detector("source_policy")
-class SourcePolicyDetector:
+class SourcePolicyDetector(Detector):
     name = "source_policy"
 
     def __init__(
@@ -104,7 +105,7 @@ class SourcePolicyDetector:
     def categories(self) -> tuple[str, ...]:
         return (NO_USE_COPY, QUOTE_ONLY_PARAPHRASE)
 
-    def __call__(self, event: Event) -> list[Detection]:
+    def detect(self, event: Event, scan: Scan) -> list[Detection]:
         chunks = [c for c in event.retrieved_context if c.policy != "summarize"]
         if not chunks or not event.response:
             return []

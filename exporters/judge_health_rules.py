@@ -30,15 +30,16 @@ Rule = dict[str, Any]
 
 def judge_suspect_annotation(aggregate_by: list[str]) -> str:
     """A Go template for an alert on a judge metric (label `metric`): text when a
-    RagpulseJudgeDrift condition holds in the same deployment, else empty."""
+    RagpulseJudgeDrift condition holds in the same deployment, else empty. A metric is a
+    judged one when the judge exports its scores (`ragpulse_metric_score_count{metric}`),
+    or it is the compound score: the rate metrics of the detectors never get the text."""
     matchers = ",".join(f"{label}=%q" for label in aggregate_by)
-    args = " ".join(f"$labels.{label}" for label in [*aggregate_by, "metric"])
-    selector = (
-        f"ragpulse_judge_drift_alarm{{{matchers}}}" if matchers else "ragpulse_judge_drift_alarm"
-    )
-    query = f"max({selector}) > 0 and on () count(ragpulse_metric_score_count{{metric=%q}}) > 0"
+    selector = "ragpulse_judge_drift_alarm" + (f"{{{matchers}}}" if matchers else "")
+    args = "".join(f" $labels.{label}" for label in aggregate_by)
+    judged = '(printf "count(ragpulse_metric_score_count{metric=%q}) > 0" $labels.metric | query)'
+    drift = f'printf "max({selector}) > 0"{args} | query'
     return (
-        f'{{{{ with printf "{query}" {args} | query }}}}{{{{ if . }}}}'
+        f'{{{{ if or (eq $labels.metric "compound") {judged} }}}}{{{{ with {drift} }}}}'
         "The judge is suspect: its canary verdicts moved (RagpulseJudgeDrift). Check the"
         " judge before the service (runbook: ragpulsejudgedrift).{{ end }}{{ end }}"
     )

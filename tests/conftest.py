@@ -141,12 +141,15 @@ class SidecarProcess(_SidecarProcess):
 
     def env(self) -> dict[str, str]:
         env = super().env()  # extra_env already applied: the defaults below do not override
-        env.setdefault("RAGPULSE_KAFKA__COMMIT_INTERVAL_S", "0.5")
         env.setdefault("RAGPULSE_KAFKA__SESSION_TIMEOUT_S", "6")
         env.setdefault("RAGPULSE_KAFKA__REBALANCE_TIMEOUT_S", "3")
         env.setdefault("RAGPULSE_KAFKA__HEARTBEAT_INTERVAL_S", "1")
         if os.environ.get("RAGPULSE_ENGINE"):
             env.setdefault("RAGPULSE_ENGINE", os.environ["RAGPULSE_ENGINE"])
+        if env.get("RAGPULSE_ENGINE") == "faust":  # the only engine with a commit period
+            env.setdefault("RAGPULSE_KAFKA__COMMIT_INTERVAL_S", "0.5")
+        else:  # the aiokafka engine refuses it
+            env.pop("RAGPULSE_KAFKA__COMMIT_INTERVAL_S", None)
         return env
 
     def start(self, tmp: Path, ready_timeout: float = 60.0) -> SidecarProcess:  # type: ignore[override]
@@ -187,6 +190,6 @@ def sidecar_factory(broker: EmbeddedBroker, tmp_path: Path) -> Iterator:  # type
 @pytest.fixture(autouse=True)
 def _no_retry_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries in-process cost no wall time (subprocess sidecars keep real backoff)."""
-    from stream.contract.retry import Backoff
+    from stream.platform.retry import Backoff
 
     monkeypatch.setattr(Backoff, "scale", 0.0)

@@ -68,7 +68,7 @@ from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import load_settings
 from monitors.drift.monitor import DriftMonitor
 s = load_settings(judge={"type": "none"})
-p = Pipeline(s, drift=False)
+p = Pipeline(s, run_drift=False)
 inputs = []
 for g in generate(40000, seed=3):
     r = p.process(g.raw)

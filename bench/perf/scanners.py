@@ -175,7 +175,7 @@ def child_memory(kind: str) -> dict[str, Any]:
         det = create_detector("policy")
         run = det
     else:
-        pipe = Pipeline(Settings(), drift=False)
+        pipe = Pipeline(Settings(), run_drift=False)
         pipe.dedupe.size = 0
         run = pipe.process
     r1 = _rss()

@@ -80,8 +80,8 @@ def run(minutes: float, rate: float, snap_every: float, frames: int) -> dict[str
     import tracemalloc
 
     from exporters import Metrics
-    from stream.contract.heap import trim_heap
     from stream.demo import generate
+    from stream.platform.heap import trim_heap
     from stream.runtime.factory import build_sidecar
     from stream.runtime.settings import load_settings
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from monitors.judges.embedded_graph import gather_int8_tables
 from stream.contract.errors import RagpulseError
-from stream.contract.heap import trim_heap
+from stream.platform.heap import trim_heap
 
 __all__ = ["INSTALL", "EmbeddedJudgeUnavailable", "Encoder", "release_free_heap", "usable_cpus"]
 

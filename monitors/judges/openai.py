@@ -3,7 +3,7 @@
 One logical call = `complete(system, user, output, prompt_version)`: POST
 /chat/completions at temperature 0 (option `temperature`), ask for JSON constrained by
 `output`'s JSON schema,
-validate the content with pydantic. Failures are classified by `stream.contract.retry.classify`
+validate the content with pydantic. Failures are classified by `stream.platform.retry.classify`
 (timeouts, connect errors, 5xx → retry with jittered exponential backoff; 429 → retry
 after the server's Retry-After; other 4xx → give up) and content failures (not JSON →
 `invalid_json`, JSON that fails the model → `schema_violation`) are retried with a
@@ -58,7 +58,7 @@ from monitors.judges.openai_wire import (
     strict_schema,
     tokens,
 )
-from stream.contract.retry import Backoff, classify, retry_after_s
+from stream.platform.retry import Backoff, classify, retry_after_s
 
 __all__ = ["OpenAIJudge", "ResponseFormat", "is_loopback", "redact", "strict_schema"]
 

@@ -5,10 +5,27 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
 from stream.contract.errors import RagpulseError
 
-__all__ = ["InputError", "eprint", "key_value", "rate"]
+__all__ = [
+    "EXIT_USAGE",
+    "InputError",
+    "check_outputs",
+    "eprint",
+    "folds",
+    "key_value",
+    "non_negative",
+    "positive_int",
+    "rate",
+    "scores_source",
+    "write_output",
+    "write_reports",
+]
+
+EXIT_USAGE = 2
 
 
 class InputError(RagpulseError):
@@ -37,3 +54,64 @@ def key_value(text: str) -> tuple[str, float]:
 
 def eprint(text: str) -> None:
     print(text, file=sys.stderr)
+
+
+def write_output(text: str, output: str) -> None:
+    """`text` to the file `output` (and a line on stderr saying so), or to stdout for "-"."""
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"ragpulse: wrote {output}", file=sys.stderr)
+
+
+def check_outputs(kind: str, outputs: list[str]) -> None:
+    """InputError unless every output's suffix has a renderer for reports of `kind`."""
+    from exporters.reports import report_formats
+
+    formats = report_formats(kind)
+    for out in outputs:
+        if Path(out).suffix.lower() not in formats:
+            raise InputError(f"--output {out}: the suffix must be one of {formats}")
+
+
+def write_reports(report: dict[str, Any], outputs: list[str]) -> None:
+    """Render `report` into every output (format by suffix)."""
+    from exporters.reports import write_report
+
+    for out in outputs:
+        write_report(report, out)
+        eprint(f"ragpulse: wrote {out}")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a non-negative number")
+    return value
+
+
+def folds(text: str) -> int:
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{text}: at least 2 folds")
+    return value
+
+
+def scores_source(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    # default None, not "embedded": argparse would not see an explicit `--judge embedded`
+    # (identical to the default) as conflicting with --scores
+    src.add_argument("--judge", help="judge to run: embedded (default), openai")
+    src.add_argument(
+        "--scores",
+        action="append",
+        help="scorecards JSONL of `ragpulse score` instead of a judge run (repeatable)",
+    )

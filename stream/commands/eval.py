@@ -1,4 +1,9 @@
-"""The `ragpulse eval` and `ragpulse calibrate` subcommands (see docs/evaluation.md)."""
+"""`ragpulse eval`: detectors and judges over a JSONL file into a report (docs/evaluation.md).
+
+Light on purpose: `stream.cli` imports every command module for its parser, so the code
+that does the work (`stream.commands.eval_run`, `monitors.evaluation`) is imported only
+when the command runs.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stream.commands.args import InputError, eprint, key_value, rate
+from stream.commands.args import (
+    EXIT_USAGE,
+    InputError,
+    check_outputs,
+    eprint,
+    key_value,
+    rate,
+    write_reports,
+)
 from stream.runtime.settings import ConfigError, Settings
 
-__all__ = [
-    "add_calibrate_parser",
-    "add_eval_parser",
-    "check_outputs",
-    "cmd_calibrate",
-    "cmd_eval",
-    "write_reports",
-]
-
-EXIT_USAGE = 2
+__all__ = ["add_parser", "run"]
 
 
-def add_eval_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     e = sub.add_parser("eval", help="detectors + judges over a JSONL file into a report")
     e.add_argument("--input", "-i", required=True, help="events JSONL, or - for stdin")
     e.add_argument("--labels", help="JSONL of {event_id, labels} merged into the events")
@@ -52,50 +56,6 @@ def add_eval_parser(sub: Any) -> None:
     )
 
 
-def add_calibrate_parser(sub: Any) -> None:
-    c = sub.add_parser("calibrate", help="agreement of a judge with human labels (kappa ...)")
-    c.add_argument("--input", "-i", required=True, help="events JSONL with labels.human")
-    c.add_argument("--judge", default="embedded", help="judge to run: embedded or openai")
-    c.add_argument("--compare-judge", help="a second judge to run (panel agreement)")
-    c.add_argument("--scores", help="scorecards JSONL of `ragpulse score` (no judge runs)")
-    c.add_argument("--compare-scores", help="scorecards JSONL of a second judge")
-    c.add_argument("--kappa-target", type=rate, default=0.8, help="flag metrics below (0.8)")
-    c.add_argument(
-        "--threshold",
-        type=key_value,
-        action="append",
-        default=[],
-        metavar="METRIC=VALUE",
-        help="good/bad cut of a metric (repeatable)",
-    )
-    c.add_argument(
-        "--output",
-        "-o",
-        action="append",
-        required=True,
-        help="report file; format by suffix: .json .md (repeatable)",
-    )
-
-
-def check_outputs(kind: str, outputs: list[str]) -> None:
-    """InputError unless every output's suffix has a renderer for reports of `kind`."""
-    from exporters.reports import report_formats
-
-    formats = report_formats(kind)
-    for out in outputs:
-        if Path(out).suffix.lower() not in formats:
-            raise InputError(f"--output {out}: the suffix must be one of {formats}")
-
-
-def write_reports(report: dict[str, Any], outputs: list[str]) -> None:
-    """Render `report` into every output (format by suffix)."""
-    from exporters.reports import write_report
-
-    for out in outputs:
-        write_report(report, out)
-        eprint(f"ragpulse: wrote {out}")
-
-
 def _load_baseline(path: str) -> dict[str, Any]:
     from monitors.evaluation import REPORT_FORMAT
 
@@ -110,11 +70,11 @@ def _load_baseline(path: str) -> dict[str, Any]:
     return data
 
 
-def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
+def run(settings: Settings, args: argparse.Namespace) -> int:
     from exporters.prometheus import ragpulse_version
     from exporters.report_markdown import summary_line
     from monitors.evaluation import build_report, exit_code, gate_floors
-    from stream.commands.evaluate import judging_for, load_labels, read_lines, run_eval
+    from stream.commands.eval_run import judging_for, load_labels, read_lines, run_eval
 
     try:
         check_outputs("eval", args.output)
@@ -153,38 +113,3 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     write_reports(report, args.output)
     eprint(f"ragpulse eval: {summary_line(report)}")
     return exit_code(report, args.fail_on_regression)
-
-
-def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
-    from monitors.evaluation import EXIT_GATE_FAILED, build_calibration
-    from stream.commands.calibrate import gate_thresholds, judge_scores, load_human, load_scorecards
-    from stream.commands.evaluate import read_lines
-
-    try:
-        check_outputs("calibration", args.output)
-        events, human = load_human(read_lines(args.input), settings.limits)
-        if not human:
-            raise InputError(f"{args.input}: no event carries labels.human")
-        first = (
-            load_scorecards(args.scores)
-            if args.scores
-            else judge_scores(settings, args.judge, events)
-        )
-        judges = [first]
-        if args.compare_scores:
-            judges.append(load_scorecards(args.compare_scores))
-        elif args.compare_judge:
-            judges.append(judge_scores(settings, args.compare_judge, events))
-        if len(judges) == 2 and judges[0][0] == judges[1][0]:  # same judge twice: tell apart
-            judges[1] = (f"{judges[1][0]} (second)", judges[1][1])
-    except (InputError, ConfigError) as exc:
-        eprint(f"ragpulse calibrate: {exc}")
-        return EXIT_USAGE
-    thresholds = gate_thresholds(settings.gates, dict(args.threshold))
-    report = build_calibration(
-        human, judges, thresholds, args.kappa_target, extra={"input": args.input}
-    )
-    write_reports(report, args.output)
-    flagged = report["flagged"]
-    eprint(f"ragpulse calibrate: {len(human)} labelled events, {len(flagged)} below κ target")
-    return EXIT_GATE_FAILED if flagged else 0

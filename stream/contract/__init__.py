@@ -1,4 +1,7 @@
-"""The event contract every package shares; the leaf layer (it imports nothing of ours).
+"""The event contract every package shares; the leaf layer (it imports nothing of ours, and
+of third-party packages only pydantic, msgspec and numpy (the event parser's nesting-depth
+scan); process-level policies such as retries
+and heap tuning are in `stream.platform`).
 
 - :mod:`stream.contract.events`: the RAG interaction event and its parsing (fast and careful
   paths, the exact reason for every rejection); the models live in
@@ -7,9 +10,6 @@
 - :mod:`stream.contract.errors`: `RagpulseError`, the root of every error raised on purpose;
 - :mod:`stream.contract.registry`: the one name -> factory registry behind every extension
   point (detectors, judge metrics, judges, drift detectors);
-- :mod:`stream.contract.retry`: one classification of an exception (retry / rate limit /
-  give up) and one backoff policy that honours Retry-After (not re-exported here: it
-  imports aiokafka, which a detector has no use for);
 - :mod:`stream.contract.scales`: severity bands and gate tiers;
 - :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name;
 - :mod:`stream.contract.reference`: the reference (expected answer, required

@@ -3,11 +3,14 @@
 Every `judge.health.canaries.interval_s` the runner judges one *round*: every turn of the
 canary set once, through the same `JudgeService` queue as sampled turns (reason
 ``canary``: judge accounting and liveness, never the traffic's aggregates, SLOs or
-scorecards). A round is paid for before it starts: it takes its calls and estimated
-dollars from the sampling budget's shared pool, or it is skipped and counted
-(``ragpulse_judge_canary_rounds_total{outcome="budget"}``); a judge queue without room for
-the whole round skips it too (``judge_backlog``). Rounds never overlap: the next one waits
-for the last verdict of this one (or `round_timeout_s`, outcome ``timeout``).
+scorecards). The round's turns are spread evenly over the interval, and the first one
+waits a random part of that spacing, so neither the judge nor the sampling budget sees a
+burst (nor a fleet of replicas restarted together). Each turn is paid for before it is
+sent: its calls and estimated dollars come from the sampling budget's shared pool; a turn
+that does not fit, or does not fit the judge queue, ends the round, which is counted as
+skipped (``ragpulse_judge_canary_rounds_total{outcome="budget"|"judge_backlog"}``) and
+feeds nothing. Rounds never overlap: the next one starts once the last verdict of this
+one is in (or `round_timeout_s` passed, outcome ``timeout``).
 
 Each judged round sets the canary score and agreement gauges and feeds the canary drift
 detectors (:class:`~monitors.judges.canaries.CanaryMonitor`); an alarm transition sets
@@ -18,24 +21,44 @@ detectors (:class:`~monitors.judges.canaries.CanaryMonitor`); an alarm transitio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exporters.prometheus import Metrics
 from monitors.drift.alarms import AlarmEvent, AlarmPolicy
+from monitors.drift.base import create_drift_detector
 from monitors.judges.canaries import CanaryMonitor, CanaryRound, CanarySet, load_canaries
 from monitors.judges.health_settings import CanarySettings
 from stream.contract.errors import RagpulseError
 from stream.runtime.judging import CANARY, JudgeResult, JudgeService
 from stream.runtime.sampler import Sampler
+from stream.runtime.settings import ConfigError
 
-__all__ = ["CanaryRunner"]
+__all__ = ["CanaryRunner", "check_canaries"]
 
 log = logging.getLogger(__name__)
 
 PublishAlarm = Callable[[AlarmEvent], Awaitable[Any]]
+
+
+def check_canaries(settings: CanarySettings) -> None:
+    """What the runner would refuse at start: the canary file and the detector specs
+    (ConfigError naming `judge.health.canaries.<field>`)."""
+    if not settings.enabled:
+        return
+    try:
+        load_canaries(settings.file)
+    except ValueError as exc:
+        raise ConfigError(f"judge.health.canaries.file: {exc}") from None
+    for i, spec in enumerate(settings.detectors):
+        try:
+            create_drift_detector(dict(spec))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"judge.health.canaries.detectors.{i}: {exc}") from None
 
 
 class CanaryRunner:
@@ -68,11 +91,13 @@ class CanaryRunner:
         metrics.judge_health.declare_canaries(judging.name, self.canaries.name, self.watched)
 
     async def run(self, publish: PublishAlarm | None = None) -> None:
-        """Judge a round every `interval_s` until cancelled."""
+        """Judge a round every `interval_s`, its turns spread over it, until cancelled."""
+        spacing = self.settings.interval_s / len(self.canaries.turns)
+        await asyncio.sleep(random.uniform(0.0, spacing))  # replicas restarted together
         while True:
             started = time.monotonic()
             try:
-                for alarm in await self.round():
+                for alarm in await self.round(spacing):
                     if publish is not None:
                         await publish(alarm)
             except RagpulseError as exc:  # never stops the sidecar
@@ -84,42 +109,48 @@ class CanaryRunner:
             self.judging.name, self.canaries.name, outcome
         ).inc()
 
-    async def round(self) -> list[AlarmEvent]:
-        """One round: judged, exported and fed to the detectors; the alarm transitions."""
-        turns = self.canaries.turns
-        reserved = 0.0
-        if self.sampler is not None:
-            reserved = self.sampler.cost_estimate_usd * len(turns)
-            if not self.sampler.spend_extra(self.calls_per_turn * len(turns), reserved):
-                self._count("budget")
-                return []
-        if self.judging.room() < len(turns):
-            self._count("judge_backlog")
-            return []
+    async def round(self, spacing: float = 0.0) -> list[AlarmEvent]:
+        """One round, a turn every `spacing` seconds: judged, exported and fed to the
+        detectors; the alarm transitions (none when the round was skipped)."""
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[JudgeResult]] = []
-        for turn in turns:
+        estimate = self.sampler.cost_estimate_usd if self.sampler is not None else 0.0
+        for i, turn in enumerate(self.canaries.turns):
+            if i and spacing > 0:
+                await asyncio.sleep(spacing)
+            if self.sampler is not None and not self.sampler.spend_extra(
+                self.calls_per_turn, estimate
+            ):
+                return self._skip("budget", futures)
+            if self.judging.room() < 1:
+                return self._skip("judge_backlog", futures)
             fut: asyncio.Future[JudgeResult] = loop.create_future()
 
             def done(result: JudgeResult, fut: asyncio.Future[JudgeResult] = fut) -> None:
-                loop.call_soon_threadsafe(_resolve, fut, result)
+                if not loop.is_closed():  # a verdict after the sidecar's loop ended: unused
+                    with contextlib.suppress(RuntimeError):
+                        loop.call_soon_threadsafe(_resolve, fut, result)
 
             if not self.judging.submit(turn.event, done, CANARY):
-                fut.cancel()
+                return self._skip("judge_backlog", futures)
             futures.append(fut)
         _, pending = await asyncio.wait(futures, timeout=self.round_timeout_s)
-        for fut in pending:
-            fut.cancel()
         if pending:
-            self._count("timeout")
-            return []
-        results = [f.result() if not f.cancelled() else None for f in futures]
+            return self._skip("timeout", futures)
+        results: list[JudgeResult | None] = [f.result() for f in futures]
         if self.sampler is not None:
             cost = sum(c.cost_usd for r in results if r is not None for c in r.calls())
-            self.sampler.settle_extra(cost, reserved)
+            self.sampler.settle_extra(cost, estimate * len(futures))
         self._count("judged")
         self.rounds += 1
         return self._record(results)
+
+    def _skip(self, outcome: str, futures: list[asyncio.Future[JudgeResult]]) -> list[AlarmEvent]:
+        """Count a skipped round; its turns already sent finish on their own, unused."""
+        for fut in futures:
+            fut.cancel()
+        self._count(outcome)
+        return []
 
     def _record(self, results: list[JudgeResult | None]) -> list[AlarmEvent]:
         judge, name = self.judging.name, self.canaries.name

@@ -31,9 +31,8 @@ from typing import Any
 
 from exporters import Metrics, MetricsServer
 from monitors.drift.alarms import AlarmEvent
-from stream.contract.heap import trim_heap
-from stream.contract.retry import Backoff, classify
-from stream.runtime.canary_runner import CanaryRunner
+from stream.platform.heap import trim_heap
+from stream.runtime.canary_runner import CanaryRunner, check_canaries
 from stream.runtime.dead_letters import Headers, dead_letter, dlq_headers, skipped_batch_letter
 from stream.runtime.fetch_guard import SkippedBatch
 from stream.runtime.fleet import FleetDrift
@@ -42,9 +41,10 @@ from stream.runtime.judge_bridge import JudgeBridge
 from stream.runtime.judging import JudgeService
 from stream.runtime.judging_build import build_judging, sampler_for
 from stream.runtime.kafka_config import ensure_topics
+from stream.runtime.kafka_retry import Backoff, classify
 from stream.runtime.loop_health import install_log_throttle, watch_loop_lag
 from stream.runtime.pipeline import Pipeline, Result, turn_key
-from stream.runtime.settings import ConfigError, Settings
+from stream.runtime.settings import Settings
 
 __all__ = ["Headers", "SidecarBase", "dlq_headers"]
 
@@ -85,11 +85,9 @@ class SidecarBase(abc.ABC):
         c = self.settings.judge.health.canaries
         if self.judging is None or not c.enabled:
             return None
+        check_canaries(c)  # ConfigError naming the field
         calls = self.settings.sampling.budget.calls_per_event
-        try:
-            return CanaryRunner(c, self.judging, self.metrics, self.pipeline.sampler, calls)
-        except ValueError as exc:
-            raise ConfigError(f"judge.health.canaries: {exc}") from None
+        return CanaryRunner(c, self.judging, self.metrics, self.pipeline.sampler, calls)
 
     @classmethod
     def from_settings(cls, settings: Settings, metrics: Metrics) -> SidecarBase:

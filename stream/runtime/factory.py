@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from exporters import Metrics
-from stream.contract.heap import tune_heap
+from stream.platform.heap import tune_heap
 from stream.runtime.engine import SidecarBase
 from stream.runtime.settings import Settings
 

@@ -55,7 +55,7 @@ class JudgeService:
     def __init__(
         self,
         judge: LLMJudge | EmbeddedJudge,
-        metrics: Sequence[JudgeMetric],
+        judge_metrics: Sequence[JudgeMetric],
         queue_size: int,
         concurrency: int,
         prom: Metrics | None = None,
@@ -71,7 +71,7 @@ class JudgeService:
         #: the gate floor of each metric output (self-consistency flips, canary agreement)
         self.floor = floor or (lambda metric: 0.5)
         self.tracer = tracer or trace.get_tracer("ragpulse")
-        self.judge_metrics = list(metrics)
+        self.judge_metrics = list(judge_metrics)
         self.capacity = queue_size
         self.concurrency = concurrency
         self.prom = prom
@@ -194,10 +194,15 @@ class JudgeService:
         result.compound_inputs = tuple(m for m, w in self.compound.weights.items() if w > 0)
         if repeat and not self.deterministic and reason != CANARY:
             result.second_outcomes = await self._run(shuffled(event))
-            second = {o.metric: o.score for o in result.second_outcomes if o.score is not None}
-            result.consistency = compare(result.scores(), second, self.floor)
+            result.consistency = compare(
+                self._judged(outcomes), self._judged(result.second_outcomes), self.floor
+            )
         self.exporter.export(event.event_id, result)
         return result
+
+    def _judged(self, outcomes: list[MetricOutcome]) -> dict[str, float]:
+        """{output: score} of the scores this judge gave (not a lexical metric's)."""
+        return {o.metric: o.score for o in outcomes if o.score is not None and o.judge == self.name}
 
     async def _run(self, event: Event) -> list[MetricOutcome]:
         runs = await asyncio.gather(

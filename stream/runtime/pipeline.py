@@ -167,7 +167,7 @@ class Pipeline:
         self,
         settings: Settings,
         metrics: Metrics | None = None,
-        drift: bool = True,
+        run_drift: bool = True,
         events: OtelEvents | None = None,
         sampler: Sampler | None = None,
         pressure: Callable[[], float] | None = None,
@@ -188,7 +188,7 @@ class Pipeline:
         self._pressure = pressure
         self.drift: DriftMonitor | None = None  # one process: the detectors run here
         self.observations: ObservationBuffer | None = None  # a group: counted for the owner
-        if drift and settings.drift.enabled:
+        if run_drift and settings.drift.enabled:
             try:
                 self.drift = DriftMonitor(
                     settings.drift,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from stream.runtime.canary_runner import check_canaries
 from stream.runtime.judging_build import build_judging
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import Settings
@@ -13,7 +14,8 @@ __all__ = ["preflight"]
 def preflight(settings: Settings) -> None:
     """Build the detectors, drift detectors and judge as `run` does (ConfigError naming
     the setting when one cannot be built); nothing connects, nothing is kept."""
-    Pipeline(settings, drift=True)
+    Pipeline(settings, run_drift=True)
     judging = build_judging(settings)
     if judging is not None:
         judging.close(0)
+        check_canaries(settings.judge.health.canaries)

@@ -31,7 +31,7 @@ from stream.runtime.sampling_settings import (
 __all__ = [
     "DROPPED_REASONS",
     "SAMPLED_REASONS",
-    "Decision",
+    "SampleDecision",
     "Sampler",
     "SamplerBoosts",
     "SamplerBudget",
@@ -130,7 +130,7 @@ class _Pool:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class SampleDecision:
     sampled: bool
     reason: str
     reserved_usd: float = 0.0  # estimated cost charged to the dollar budget
@@ -141,7 +141,7 @@ class Decision:
 #: the reasons of the unbiased population: they may not spend the flagged turns' reserve
 _POPULATION = frozenset({"base", "stratum"})
 #: the decisions that drop a turn (immutable, so one each serves every turn)
-_DROPPED = {reason: Decision(False, reason) for reason in DROPPED_REASONS}
+_DROPPED = {reason: SampleDecision(False, reason) for reason in DROPPED_REASONS}
 
 
 class Sampler:
@@ -209,7 +209,7 @@ class Sampler:
 
     def decide(
         self, event: Event, failure_modes: Collection[str], detectors: Collection[str] = ()
-    ) -> Decision:
+    ) -> SampleDecision:
         """Judge this turn or not; `detectors` names the detectors that hit (optional)."""
         s = self.settings
         if not s.enabled:
@@ -276,7 +276,7 @@ class Sampler:
 
     def _spend(
         self, reason: str, bypass: bool, count: bool = True, event: Event | None = None
-    ) -> Decision:
+    ) -> SampleDecision:
         now = self._clock()
         calls = self.settings.budget.calls_per_event
         usd = self.cost_estimate_usd
@@ -311,7 +311,7 @@ class Sampler:
         if count:
             self.counts[reason] += 1
             self.deferred += wait > 0
-        return Decision(True, reason, usd, wait, repeat)
+        return SampleDecision(True, reason, usd, wait, repeat)
 
     def _repeat_position(self, event: Event) -> float:
         h = self._repeat_hasher.copy()
@@ -333,8 +333,8 @@ class Sampler:
         if self._shared.usd is not None:
             self._shared.usd.charge(usd - reserved_usd)
 
-    def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> Decision:
+    def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> SampleDecision:
         self.counts[reason] += 1
         if not sampled and not usd:
             return _DROPPED[reason]
-        return Decision(sampled, reason, usd)
+        return SampleDecision(sampled, reason, usd)

@@ -131,14 +131,20 @@ class KafkaSettings(_Section):
     )
     create_topics: bool = Field(True, description="declare missing topics at start")
     topic_partitions: int = Field(4, ge=1, description="partitions for topics ragpulse creates")
-    commit_interval_s: float = Field(2.0, gt=0, description="offset commit period")
+    commit_interval_s: float = Field(
+        2.0,
+        gt=0,
+        description="faust engine: offset commit period (the aiokafka engine commits after"
+        " every batch; set there, it is refused)",
+    )
     fetch_max_wait_ms: int = Field(
         100,
         ge=1,
         le=60_000,
         description="aiokafka engine: the longest the broker may hold a fetch when it has"
         " nothing new (a latency bound); a broker that cannot answer within it may answer"
-        " empty: raise it if the consumer stalls with lag (docs/reliability.md)",
+        " empty: raise it if the consumer stalls with lag (docs/reliability.md); refused,"
+        " set, on the faust engine",
     )
     session_timeout_s: float = Field(10.0, gt=0, description="group session timeout")
     rebalance_timeout_s: float = Field(10.0, gt=0, description="group rebalance timeout")
@@ -298,7 +304,7 @@ class DedupeSettings(_Section):
 
 
 class HeapSettings(_Section):
-    """glibc malloc tuning for a long-running process (stream.contract.heap). A fixed mmap
+    """glibc malloc tuning for a long-running process (stream.platform.heap). A fixed mmap
     threshold (e.g. 131072) held RSS lower in a 35-minute soak but cost ~12 % of the
     detector path's throughput (page faults on every fetch buffer), so it is off by
     default; BENCHMARKS.md "Soak"."""
@@ -316,6 +322,10 @@ class HeapSettings(_Section):
     trim_every_s: float = Field(
         60.0, ge=0, description="return free heap pages to the OS this often (0: never)"
     )
+
+
+#: settings only one engine reads: {kafka field: that engine}
+ENGINE_ONLY = {"commit_interval_s": "faust", "fetch_max_wait_ms": "aiokafka"}
 
 
 class Settings(BaseSettings):
@@ -356,6 +366,18 @@ class Settings(BaseSettings):
         "INFO", description="DEBUG also shows faust/aiokafka internals"
     )
     shutdown_timeout_s: float = Field(20.0, gt=0, description="drain deadline after SIGTERM")
+
+    @model_validator(mode="after")
+    def _engine_settings_apply(self) -> Settings:
+        """A setting that only one engine reads is refused, set, on the other engine."""
+        for name, engine in ENGINE_ONLY.items():
+            default = KafkaSettings.model_fields[name].default
+            if self.engine != engine and getattr(self.kafka, name) != default:
+                raise ValueError(
+                    f"kafka.{name} is read by the {engine} engine only, and engine is"
+                    f" {self.engine}: remove it, or set engine: {engine}"
+                )
+        return self
 
     @field_validator("slos")
     @classmethod

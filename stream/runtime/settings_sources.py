@@ -157,6 +157,11 @@ def explain(
     lines = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
+        if not loc:  # a rule across fields: its message names the field first
+            first = err["msg"].removeprefix("Value error, ").split(" ", 1)[0]
+            parts = first.split(".")
+            if len(parts) > 1 and all(p.isidentifier() for p in parts):
+                loc = tuple(parts)
         dotted = ".".join(str(p) for p in loc)
         env = _env_name(loc, environ)
         if env is not None:

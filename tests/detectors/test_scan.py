@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from detectors import Detection, PatternDetector, PatternSpec, Scan, Scanner
+from detectors import Detection, PatternDetector, PatternSpec, Scan, Scanner, adapt
 from detectors.base import register_detector
 from stream.contract.events import Event, EventLimits, InvalidEvent, parse_event
 from stream.demo import generate
@@ -94,7 +94,11 @@ class _Plain:
 
 
 def test_plugin_declares_patterns_and_receives_matches() -> None:
-    plugin, plain = _Plugin(), _Plain()
+    plugin = _Plugin()
+    with pytest.warns(DeprecationWarning, match="deprecated __call__"):
+        plain = adapt("plain_scan_test", _Plain())  # the old shape, behind the one contract
+    with pytest.raises(TypeError, match=r"not a detectors\.Detector"):
+        Scanner([_Plain()])  # type: ignore[list-item]
     event = Event(event_id="p", query="see t-1 and T-2", response="HELLO, T-7 Beta Delta t-8")
     scanner = Scanner([plugin, plain])
     got = _shared([plugin, plain], scanner, event)

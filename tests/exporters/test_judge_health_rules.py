@@ -35,6 +35,10 @@ def _series(silent: bool, drift: bool, flips: float) -> dict[str, str]:
         # the service's own drift alarm on the same judged metric, from 110m
         f'ragpulse_drift_alarm{{{POD}, metric="faithfulness", detector="page_hinkley",'
         ' service="all"}': gauge((0, 110), (1, STEPS + 1 - 110)),
+        f'ragpulse_drift_alarm{{{POD}, metric="compound", detector="page_hinkley",'
+        ' service="all"}': gauge((0, 110), (1, STEPS + 1 - 110)),
+        f'ragpulse_drift_alarm{{{POD}, metric="refusal", detector="proportion",'
+        ' service="all"}': gauge((0, 110), (1, STEPS + 1 - 110)),
         f'ragpulse_metric_score_count{{{POD}, metric="faithfulness"}}': counter(1),
         f'ragpulse_metric_score_sum{{{POD}, metric="faithfulness"}}': counter(0.9),
         f"ragpulse_judge_last_verdict_age_seconds{{{POD}, {J}}}": age,
@@ -63,17 +67,26 @@ SUSPECT = (
 )
 
 
-def _service_drift(suspect: str) -> dict[str, object]:
+def _one_drift(metric: str, detector: str, suspect: str) -> dict[str, object]:
     return alert(
         "RagpulseDriftAlarm",
-        {**DEPLOY, "metric": "faithfulness", "detector": "page_hinkley", "service": "all",
+        {**DEPLOY, "metric": metric, "detector": detector, "service": "all",
          "severity": "ticket"},
-        "Drift on faithfulness (page_hinkley), service all",
-        "The page_hinkley drift detector reports that faithfulness of service all left its"
+        f"Drift on {metric} ({detector}), service all",
+        f"The {detector} drift detector reports that {metric} of service all left its"
         " reference band. The alarm event on rag.alarms has the direction, reference mean,"
         " current mean and since when.",
         judge_suspect=suspect,
     )  # fmt: skip
+
+
+def _service_drift(suspect: str) -> list[dict[str, object]]:
+    """The judged metrics' alarms carry `suspect`; the detectors' rate alarm never does."""
+    return [
+        _one_drift("compound", "page_hinkley", suspect),
+        _one_drift("faithfulness", "page_hinkley", suspect),
+        _one_drift("refusal", "proportion", ""),
+    ]
 
 
 def test_judge_alerts_fire_on_their_series_and_annotate_the_judged_drift(tmp_path: Path) -> None:
@@ -95,14 +108,14 @@ def test_judge_alerts_fire_on_their_series_and_annotate_the_judged_drift(tmp_pat
     )
     cases = [
         case("a steady judge", _series(False, False, 0.1), {
-            "RagpulseDriftAlarm": [_service_drift("")],
+            "RagpulseDriftAlarm": _service_drift(""),
             "RagpulseNoEvents": [NO_EVENTS],  # the test has no event series
         }),
         case("the judge changed, hangs and flips", _series(True, True, 0.3), {
             "RagpulseJudgeDrift": [JUDGE_DRIFT],
             "RagpulseJudgeSilent": [silent],
             "RagpulseJudgeInconsistent": [inconsistent],
-            "RagpulseDriftAlarm": [_service_drift(SUSPECT)],
+            "RagpulseDriftAlarm": _service_drift(SUSPECT),
             "RagpulseNoEvents": [NO_EVENTS],
         }),
     ]  # fmt: skip
@@ -113,5 +126,5 @@ def test_judge_alerts_fire_on_their_series_and_annotate_the_judged_drift(tmp_pat
 def test_the_annotation_query_is_scoped_to_the_deployment() -> None:
     text = judge_suspect_annotation(["namespace", "job"])
     assert "ragpulse_judge_drift_alarm{namespace=%q,job=%q}" in text
-    assert "$labels.namespace $labels.job $labels.metric | query" in text
-    assert "ragpulse_judge_drift_alarm) > 0" in judge_suspect_annotation([])
+    assert '> 0" $labels.namespace $labels.job | query' in text
+    assert 'printf "max(ragpulse_judge_drift_alarm) > 0" | query' in judge_suspect_annotation([])

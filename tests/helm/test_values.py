@@ -216,3 +216,30 @@ def test_schema_checks_weights_and_references(
     with pytest.raises(helm.HelmValuesError) as info:
         render(chart, {"config": values})
     assert message in str(info.value)
+
+
+def test_a_canary_set_from_values_is_mounted_and_used(chart: helm.Chart, tmp_path: Path) -> None:
+    from monitors.judges.canaries import load_canaries
+    from stream.runtime.canary_runner import check_canaries
+
+    jsonl = (CHART.parents[1] / "monitors" / "judges" / "canaries_default.jsonl").read_text()
+    own = jsonl.splitlines()[0] + "\n"
+    cm = one(render(chart, {"judgeCanaries": own}), "ConfigMap")
+    assert cm["data"]["canaries.jsonl"] == own
+    config = yaml.safe_load(cm["data"]["config.yaml"])
+    assert config["judge"]["health"]["canaries"]["file"] == "/etc/ragpulse/canaries.jsonl"
+    # as the pod sees it (the ConfigMap's keys are files in /etc/ragpulse)
+    (tmp_path / "canaries.jsonl").write_text(cm["data"]["canaries.jsonl"])
+    config["judge"]["health"]["canaries"]["file"] = str(tmp_path / "canaries.jsonl")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    settings = load_settings(tmp_path / "config.yaml")
+    check_canaries(settings.judge.health.canaries)
+    assert len(load_canaries(settings.judge.health.canaries.file).turns) == 1
+    # an explicit file wins; no canaries: nothing rendered
+    mine = {"judgeCanaries": own, "config": {"judge": {"health": {"canaries": {"file": "/x"}}}}}
+    config = yaml.safe_load(one(render(chart, mine), "ConfigMap")["data"]["config.yaml"])
+    assert config["judge"]["health"]["canaries"]["file"] == "/x"
+    plain = one(render(chart), "ConfigMap")
+    assert "canaries.jsonl" not in plain["data"] and "health" not in yaml.safe_load(
+        plain["data"]["config.yaml"]
+    ).get("judge", {})

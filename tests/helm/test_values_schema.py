@@ -96,7 +96,7 @@ def test_a_typo_in_any_section_fails_at_install(chart: helm.Chart) -> None:
             Settings.model_validate(config)  # and the process says the same
 
 
-def test_a_full_configuration_passes_both(chart: helm.Chart, tmp_path: Path) -> None:
+def test_a_full_configuration_passes_both(chart: helm.Chart) -> None:
     # every setting at its default, as `config --print` shows it, is valid chart config
     settings = load_settings()
     data = settings.model_dump(mode="json", exclude={"kafka": {"sasl_password"}})

@@ -151,6 +151,18 @@ mode, where it would take the RAG pod out of its Service); an explicit value win
 {{- end }}
 {{- $_ := set $config "progress" $progress }}
 {{- end }}
+{{- if .Values.judgeCanaries }}
+{{- /* the canary set from values, mounted with config.yaml; an explicit file wins */}}
+{{- $judge := get $config "judge" | default dict }}
+{{- $health := get $judge "health" | default dict }}
+{{- $canaries := get $health "canaries" | default dict }}
+{{- if not (get $canaries "file") }}
+{{- $_ := set $canaries "file" "/etc/ragpulse/canaries.jsonl" }}
+{{- end }}
+{{- $_ := set $health "canaries" $canaries }}
+{{- $_ := set $judge "health" $health }}
+{{- $_ := set $config "judge" $judge }}
+{{- end }}
 {{- toYaml $config }}
 {{- end }}
 

@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from monitors.judges.base import JudgeError, create_judge
 from monitors.judges.breaker import CircuitBreaker
 from monitors.judges.openai import OpenAIJudge, is_loopback, redact, strict_schema
-from stream.contract.retry import Backoff, classify, retry_after_s
 from stream.demo import free_port
+from stream.platform.retry import Backoff, classify, retry_after_s
 from tests.monitors.judges.fault_server import (
     FaultServer,
     drop,

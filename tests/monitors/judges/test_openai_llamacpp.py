@@ -163,8 +163,10 @@ def test_self_consistency_at_a_temperature_above_zero_measures_disagreement(
         for r in ("agree", "flip")
     )
     diff = get("ragpulse_judge_consistency_abs_diff_sum", labels) or 0.0
+    flips = get("ragpulse_judge_consistency_pairs_total", {**labels, "result": "flip"}) or 0.0
     print(
-        f"llama.cpp at temperature 1.5: {pairs:.0f} pairs, mean |diff| {diff / max(pairs, 1):.3f}"
+        f"llama.cpp at temperature 1.5: {pairs:.0f} pairs, {flips:.0f} flips,"
+        f" mean |diff| {diff / max(pairs, 1):.3f}"
     )
     assert pairs >= 3  # most turns got two verdicts
     assert diff > 0  # and they were not all identical

@@ -19,8 +19,6 @@ def _error_classes() -> dict[str, type[BaseException]]:
     for package in PACKAGES:
         root = importlib.import_module(package)
         for info in pkgutil.walk_packages(root.__path__, f"{package}."):
-            if ".demo" in info.name and info.name.endswith("__main__"):
-                continue
             module = importlib.import_module(info.name)
             for name, obj in vars(module).items():
                 if (

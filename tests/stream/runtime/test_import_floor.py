@@ -15,10 +15,10 @@ import sys
 HEAVY = ("scipy", "sklearn", "matplotlib", "faust", "httpx")  # httpx: the OpenAI judge's
 #: the `eval` / `calibrate` code: imported only when those subcommands run
 OFFLINE = (
-    "stream.commands.evaluate",
-    "stream.commands.calibrate",
-    "stream.commands.qualify",
-    "stream.commands.weights",
+    "stream.commands.eval_run",
+    "stream.commands.calibrate_run",
+    "stream.commands.qualify_run",
+    "stream.commands.weights_run",
     "monitors.evaluation",
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,9 @@ from monitors.metrics.base import create_metric
 from stream.contract.events import parse_event
 from stream.runtime.canary_runner import CanaryRunner
 from stream.runtime.judging import JudgeResult, JudgeService
+from stream.runtime.preflight import preflight
 from stream.runtime.sampler import Sampler, SamplerSettings
+from stream.runtime.settings import ConfigError, Settings
 from tests.monitors.judges.fault_server import FaultServer, ok, slow
 
 UNLIMITED = {"calls_per_minute": None, "usd_per_hour": None}
@@ -92,7 +95,7 @@ def test_canary_rounds_respect_the_budget_and_skipped_rounds_are_counted(
     prom = Metrics()
     service = _service(server, prom)
     # 60 calls/min, 75 % of it for base turns, 10 % of that at once (4.5 calls), then 0.675
-    # a second: a round of 8 calls needs a full bucket (and leaves a debt)
+    # a second: each turn pays one call before it is sent; the 5th does not fit
     budget = {"calls_per_minute": 60.0, "usd_per_hour": None}
     sampler = Sampler(SamplerSettings(budget=budget))
     runner = CanaryRunner(CanarySettings(interval_s=0.05), service, prom, sampler)
@@ -110,7 +113,7 @@ def test_canary_rounds_respect_the_budget_and_skipped_rounds_are_counted(
                   canary_set="default", outcome=o)
         for o in ("judged", "budget")
     }  # fmt: skip
-    assert rounds == {"judged": 1, "budget": 4} and len(server.requests) == 8
+    assert rounds == {"judged": 0, "budget": 5} and len(server.requests) == 4
 
 
 def _event(i: int) -> object:
@@ -195,3 +198,23 @@ def test_liveness_counts_from_start_and_moves_with_each_verdict(server: FaultSer
     after = _value(prom, "ragpulse_judge_last_verdict_timestamp_seconds", **labels)
     assert after - started >= 0.3
     assert 0 <= _value(prom, "ragpulse_judge_last_verdict_age_seconds", **labels) < 5
+
+
+def test_a_bad_canary_file_or_detector_fails_config_print_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    bad = tmp_path / "canaries.jsonl"
+    bad.write_text('{"id": "a", "event": {"event_id": "x"}, "expected": {"faithfulness": 1}}\n')
+    cases = {
+        "judge.health.canaries.file: .*canaries.jsonl:1: event:": {"file": str(bad)},
+        "judge.health.canaries.file: .*nope.jsonl": {"file": str(tmp_path / "nope.jsonl")},
+        "judge.health.canaries.detectors.0: .*delta": {
+            "detectors": [{"type": "adwin", "delta": 7}]
+        },
+    }
+    for message, canaries in cases.items():
+        settings = Settings.model_validate({"judge": {"health": {"canaries": canaries}}})
+        with pytest.raises(ConfigError, match=message):
+            preflight(settings)
+    off = {"judge": {"health": {"canaries": {"enabled": False, "file": str(bad)}}}}
+    preflight(Settings.model_validate(off))  # not used: not checked

@@ -20,6 +20,8 @@ JUDGE_ENV = {
     # all 12 at once are base turns: without the flagged turns' reserve they fit the bucket
     "RAGPULSE_SAMPLING__BUDGET__RESERVE_FOR_FLAGGED": "0",
     "RAGPULSE_JUDGE__METRICS": '["answer_relevance", "context_relevance", "citation_coverage"]',
+    # the budget fits these 12 turns exactly: no judge canary may take a call of it
+    "RAGPULSE_JUDGE__HEALTH__CANARIES__ENABLED": "false",
 }
 
 

@@ -95,14 +95,14 @@ def test_bad_detector_config_fails_at_start_naming_it() -> None:
 
 
 def test_a_failing_detector_is_counted_and_the_others_still_run() -> None:
-    from detectors import register_detector
+    from detectors import Detection, Detector, register_detector
 
     @register_detector("test_boom")
-    class Boom:
+    class Boom(Detector):
         name = "test_boom"
-        categories = ("boom",)
+        categories = ("boom",)  # type: ignore[assignment]
 
-        def __call__(self, event: object) -> list[object]:
+        def detect(self, event: object, scan: object) -> list[Detection]:  # type: ignore[override]
             raise RuntimeError("bug")
 
     metrics = Metrics()
@@ -124,11 +124,12 @@ def test_escaped_lone_surrogate_is_invalid_not_a_crash() -> None:
 
 def test_plugin_modules_register_detectors(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "my_detectors.py").write_text(
-        "from detectors import Detection, register_detector\n"
+        "from detectors import Detection, Detector, register_detector\n"
         "@register_detector('shouting')\n"
-        "class Shouting:\n"
+        "class Shouting(Detector):\n"
+        "    name = 'shouting'\n"
         "    categories = ('caps',)\n"
-        "    def __call__(self, event):\n"
+        "    def detect(self, event, scan):\n"
         "        hit = [Detection('shouting', 'caps', 'ALL CAPS')]\n"
         "        return hit if event.response.isupper() else []\n"
     )

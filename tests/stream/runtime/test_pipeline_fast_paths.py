@@ -13,7 +13,7 @@ import pytest
 from detectors import Detection
 from stream.contract.events import Event
 from stream.runtime.pipeline import _CONTEXT_FIELDS, scorecard
-from stream.runtime.sampler import Decision, Sampler, SamplerSettings
+from stream.runtime.sampler import SampleDecision, Sampler, SamplerSettings
 
 
 def _old_scorecard(
@@ -37,7 +37,7 @@ def _old_scorecard(
 class OldSampler(Sampler):
     def decide(
         self, event: Event, failure_modes: Collection[str], detectors: Collection[str] = ()
-    ) -> Decision:
+    ) -> SampleDecision:
         s = self.settings
         if not s.enabled:
             return self._count(False, "disabled")
@@ -72,9 +72,9 @@ class OldSampler(Sampler):
                 return rate, "stratum"
         return self.settings.rate, "base"
 
-    def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> Decision:
+    def _count(self, sampled: bool, reason: str, usd: float = 0.0) -> SampleDecision:
         self.counts[reason] += 1
-        return Decision(sampled, reason, usd)
+        return SampleDecision(sampled, reason, usd)
 
 
 def _events(n: int, seed: int) -> list[Event]:
@@ -160,7 +160,7 @@ def test_a_keyless_turn_is_keyed_by_its_conversation_then_its_event_id() -> None
     from stream.runtime.pipeline import Pipeline, turn_key
     from stream.runtime.settings import load_settings
 
-    pipeline = Pipeline(load_settings(), drift=False)
+    pipeline = Pipeline(load_settings(), run_drift=False)
     with_conv = pipeline.process(
         b'{"event_id":"e1","conversation_id":"c9","query":"q","response":"r"}'
     )

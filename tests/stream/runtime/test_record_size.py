@@ -140,7 +140,7 @@ def test_passthrough_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def card(setting: Any) -> dict[str, Any]:
         s = load_settings(scorecard={"extra": setting}, drift={"enabled": False})
-        result = Pipeline(s, drift=False).process(raw)
+        result = Pipeline(s, run_drift=False).process(raw)
         assert result.scorecard is not None
         return result.scorecard
 

@@ -306,7 +306,7 @@ def test_a_burst_judges_its_flagged_turns_at_default_settings() -> None:
     from stream.runtime.settings import load_settings
 
     settings = load_settings()
-    classify = Pipeline(settings, drift=False)
+    classify = Pipeline(settings, run_drift=False)
     clean: list[bytes] = []
     flagged: list[tuple[bytes, list[str]]] = []
     for item in generate(3000, seed=7, phase="degraded"):
@@ -321,7 +321,7 @@ def test_a_burst_judges_its_flagged_turns_at_default_settings() -> None:
     assert len(clean) == 192 and len(flagged) == 8
     assert any("pii_leak" in modes for _, modes in flagged)
     sampler = Sampler(settings.sampling, clock=FakeClock())  # one instant: no refill
-    pipeline = Pipeline(settings, drift=False, sampler=sampler)
+    pipeline = Pipeline(settings, run_drift=False, sampler=sampler)
     judged = [pipeline.process(raw).judge_event is not None for raw in clean]
     judged_flagged = [pipeline.process(raw).judge_event is not None for raw, _ in flagged]
     assert judged_flagged == [True] * 8

@@ -146,3 +146,22 @@ def test_fetch_max_wait_is_bounded_and_named(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS", "0")
     with pytest.raises(ConfigError, match="RAGPULSE_KAFKA__FETCH_MAX_WAIT_MS"):
         load_settings()
+
+
+def test_a_setting_the_running_engine_ignores_is_refused_naming_it_and_its_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RAGPULSE_KAFKA__COMMIT_INTERVAL_S", "5")
+    where = r"kafka\.commit_interval_s \(RAGPULSE_KAFKA__COMMIT_INTERVAL_S\)"
+    with pytest.raises(ConfigError, match=where + ".*faust engine only, and engine is aiokafka"):
+        load_settings()
+    monkeypatch.setenv("RAGPULSE_ENGINE", "faust")
+    assert load_settings().kafka.commit_interval_s == 5.0
+    monkeypatch.delenv("RAGPULSE_KAFKA__COMMIT_INTERVAL_S")
+    path = tmp_path / "c.yaml"
+    path.write_text("kafka:\n  fetch_max_wait_ms: 500\n")
+    with pytest.raises(ConfigError, match=rf"kafka\.fetch_max_wait_ms \(in {path}\).*aiokafka"):
+        load_settings(path)
+    monkeypatch.delenv("RAGPULSE_ENGINE")
+    assert load_settings(path).kafka.fetch_max_wait_ms == 500
+    assert load_settings().kafka.commit_interval_s == 2.0  # the default is no setting

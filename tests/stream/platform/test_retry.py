@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 from aiokafka.errors import KafkaConnectionError, UnknownTopicOrPartitionError
 
-from stream.contract.retry import Backoff, classify
+from stream.platform.retry import Backoff, classify, register_transient
 
 
 class _HTTPError(Exception):
@@ -13,6 +15,8 @@ class _HTTPError(Exception):
 
 
 def test_classify() -> None:
+    import stream.runtime.kafka_retry  # noqa: F401  (registers Kafka's transient errors)
+
     assert classify(KafkaConnectionError()) == "retry"
     assert classify(TimeoutError()) == "retry"
     assert classify(UnknownTopicOrPartitionError()) == "retry"  # retriable Kafka error
@@ -30,3 +34,28 @@ def test_backoff_grows_caps_and_is_zeroed_in_tests(monkeypatch) -> None:  # type
     assert delays == [1, 2, 4, 8, 8, 8]
     jittered = list(itertools.islice(Backoff(initial_s=10, max_s=10, jitter=0.2).delays(), 50))
     assert all(8 <= d <= 12 for d in jittered) and len(set(jittered)) > 1
+
+
+class _Flaky(Exception):
+    retriable = True
+
+
+class _FlakyNot(_Flaky):
+    retriable = False
+
+
+def test_a_registered_family_is_retried_and_nothing_is_imported() -> None:
+    class Lost(Exception):
+        pass
+
+    assert classify(Lost()) == "give_up"
+    register_transient(Lost, when_flagged=(_Flaky,))
+    register_transient(Lost)  # idempotent
+    assert classify(Lost()) == "retry"
+    assert classify(_Flaky()) == "retry" and classify(_FlakyNot()) == "give_up"
+    code = (
+        "import sys, stream.platform.retry, stream.platform.heap; print(sorted(m for m in ("
+        "'aiokafka', 'httpx', 'pydantic', 'faust') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

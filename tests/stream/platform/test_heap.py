@@ -1,4 +1,4 @@
-"""glibc heap tuning and trimming (stream.contract.heap) and the `heap` settings."""
+"""glibc heap tuning and trimming (stream.platform.heap) and the `heap` settings."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stream.contract.heap import trim_heap, tune_heap
+from stream.platform.heap import trim_heap, tune_heap
 from stream.runtime.settings import ConfigError, load_settings
 
 _GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
@@ -17,7 +17,7 @@ _GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 def test_tune_and_trim_take_effect_on_glibc() -> None:
     assert _GLIBC, "CI runs on Debian (glibc): these settings must do something there"
     code = (
-        "from stream.contract.heap import tune_heap, trim_heap\n"
+        "from stream.platform.heap import tune_heap, trim_heap\n"
         "assert tune_heap(2, 0) is True\n"
         "assert tune_heap(0, 1 << 20) is True\n"
         "big = [bytearray(200_000) for _ in range(500)]\n"  # ~100 MB of heap, then freed

@@ -5,6 +5,10 @@ to slow down (`rate_limit`, honouring its Retry-After), or is final (`give_up`).
 `Backoff` is the one policy: jittered exponential, capped, with Retry-After winning.
 `retry_after_s` reads how long an HTTP server asked us to wait.
 Tests set `Backoff.scale = 0` (an autouse fixture) so retries cost no wall time.
+
+This module imports no client library. A layer that knows one says which of its errors
+are transient with :func:`register_transient` (the runtime registers Kafka's:
+`stream.runtime.kafka_retry`); httpx's are looked up when httpx is loaded.
 """
 
 from __future__ import annotations
@@ -18,21 +22,36 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import ClassVar, Literal
 
-from aiokafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+__all__ = ["Backoff", "RetryAction", "classify", "register_transient", "retry_after_s"]
 
-__all__ = ["Backoff", "Decision", "classify", "retry_after_s"]
+RetryAction = Literal["retry", "rate_limit", "give_up"]
 
-Decision = Literal["retry", "rate_limit", "give_up"]
+#: always transient: the OS's connection and timeout errors, and what is registered
+_TRANSIENT: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
+#: transient when the error says so (a true `retriable` attribute, as Kafka's errors do)
+_FLAGGED: tuple[type[BaseException], ...] = ()
+
+
+def register_transient(
+    *always: type[BaseException], when_flagged: tuple[type[BaseException], ...] = ()
+) -> None:
+    """Make `classify` retry these error types (`always`), and instances of
+    `when_flagged` whose `retriable` attribute is true. Idempotent."""
+    global _TRANSIENT, _FLAGGED
+    _TRANSIENT = (*_TRANSIENT, *(t for t in always if t not in _TRANSIENT))
+    _FLAGGED = (*_FLAGGED, *(t for t in when_flagged if t not in _FLAGGED))
+
 
 #: HTTP statuses worth another try besides 429 and 5xx: 408 Request Timeout
 _RETRY_STATUSES = frozenset({408})
 
 
-def classify(exc: BaseException) -> Decision:
+def classify(exc: BaseException) -> RetryAction:
     """Retry transient transport failures; give up on everything else.
 
-    Transient: connection and timeout errors (Kafka's, the OS's, httpx's timeouts,
-    connect/read/write errors and dropped connections), retriable Kafka errors, HTTP
+    Transient: connection and timeout errors (the OS's, the registered ones: Kafka's,
+    httpx's timeouts, connect/read/write errors and dropped connections), errors of a
+    registered family that say they are retriable (Kafka's), HTTP
     5xx and 408. HTTP 429 is `rate_limit` (honour Retry-After). Other 4xx: `give_up`.
     A wrong URL or scheme (httpx's UnsupportedProtocol, InvalidURL): `give_up`.
     """
@@ -41,11 +60,11 @@ def classify(exc: BaseException) -> Decision:
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return "give_up"
-    if isinstance(exc, KafkaConnectionError | KafkaTimeoutError | ConnectionError | TimeoutError):
+    if isinstance(exc, _TRANSIENT):
         return "retry"
     if httpx is not None and isinstance(exc, httpx.TransportError):  # timeouts, connect/read
         return "retry"  # errors, dropped peers
-    if isinstance(exc, KafkaError) and getattr(exc, "retriable", False):
+    if _FLAGGED and isinstance(exc, _FLAGGED) and getattr(exc, "retriable", False):
         return "retry"
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if status == 429:

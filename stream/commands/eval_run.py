@@ -126,7 +126,7 @@ def run_eval(
     """Score every line; judge the sampled ones now (one at a time, waiting for each)."""
     labels = labels or {}
     run = EvalRun(judge=JudgeStats(name=judging.name if judging is not None else "none"))
-    pipeline = Pipeline(settings, drift=False)
+    pipeline = Pipeline(settings, run_drift=False)
     position = Sampler(settings.sampling).position
     matched: set[str] = set()
     for line in lines:
