@@ -58,7 +58,7 @@ def judge_health_panels(a: AlertSettings) -> list[PanelSpec]:
                    (f"sum({s.rate('ragpulse_judge_cost_usd_total')}) * 3600", "$/h all"),
                    (f"sum by (kind) ({health_cost}) * 3600", "$/h {{kind}}")), width=12),
         PanelSpec("Judge health calls/min", "Judge calls per minute made for judge health, by "
-                  "kind, and canary rounds per hour by outcome (skipped: budget, backlog).",
+                  "kind, and canary rounds per hour by outcome (skipped: judge backlog, timeout).",
                   ((f"sum by (kind) ({s.rate('ragpulse_judge_health_calls_total')}) * 60",
                     "calls/min {{kind}}"),
                    (f"sum by (outcome) ({s.rate('ragpulse_judge_canary_rounds_total')}) * 3600",

@@ -33,7 +33,7 @@ __all__ = ["HEALTH_KINDS", "JudgeHealthMetrics"]
 
 HEALTH_KINDS = ("canary", "consistency")
 CANARY_RESULTS = ("agree", "disagree", "judge_error")
-CANARY_ROUNDS = ("judged", "budget", "judge_backlog", "timeout")
+CANARY_ROUNDS = ("judged", "judge_backlog", "timeout")
 _DIFF_BUCKETS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 
 
@@ -57,7 +57,7 @@ class JudgeHealthMetrics:
         )  # fmt: skip
         self.canary_rounds = Counter(
             "ragpulse_judge_canary_rounds",
-            "Canary rounds by outcome (judged; skipped: budget, judge_backlog, timeout)",
+            "Canary rounds by outcome (judged; skipped: judge_backlog, timeout)",
             ["judge", "canary_set", "outcome"], registry=r,
         )  # fmt: skip
         self.drift_alarm = Gauge(

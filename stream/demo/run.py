@@ -44,21 +44,40 @@ DEMO_COMPOUND_WEIGHTS = {"answer_correctness": 1.0, "answer_relevance": 0.0}
 DEMO_EXTRA_METRICS = ("answer_correctness_analytic",)
 
 
+#: the demo's judge-canary round (judge.health.canaries.interval_s) when the config sets
+#: none: a round every 40 s instead of 300 s, so a short demo shows the judge-health panels
+DEMO_CANARY_INTERVAL_S = 40.0
+
+
 def demo_settings(settings: Settings) -> tuple[Settings, list[str]]:
-    """The settings the demo runs with, and what it changed: with the embedded judge's
-    default metrics, those plus :data:`DEMO_EXTRA_METRICS`, and the compound weights
+    """The settings the demo runs with, and what it changed: a judge-canary round every
+    :data:`DEMO_CANARY_INTERVAL_S` unless configured; with the embedded judge's default
+    metrics, those plus :data:`DEMO_EXTRA_METRICS`, and the compound weights
     :data:`DEMO_COMPOUND_WEIGHTS` when none are configured."""
+    settings, changed = _demo_canaries(settings)
     judge = settings.judge
     if judge.type != "embedded" or judge.metrics != default_metrics("embedded"):
-        return settings, []
+        return settings, changed
     update: dict[str, object] = {"metrics": [*judge.metrics, *DEMO_EXTRA_METRICS]}
-    changed = [f"judge.metrics += {', '.join(DEMO_EXTRA_METRICS)}"]
+    changed.append(f"judge.metrics += {', '.join(DEMO_EXTRA_METRICS)}")
     if not judge.compound.weights:
         update["compound"] = judge.compound.model_copy(
             update={"weights": dict(DEMO_COMPOUND_WEIGHTS)}
         )
         changed.append(f"judge.compound.weights = {DEMO_COMPOUND_WEIGHTS}")
     return settings.model_copy(update={"judge": judge.model_copy(update=update)}), changed
+
+
+def _demo_canaries(settings: Settings) -> tuple[Settings, list[str]]:
+    canaries = settings.judge.health.canaries
+    if "interval_s" in canaries.model_fields_set:
+        return settings, []
+    health = settings.judge.health.model_copy(
+        update={"canaries": canaries.model_copy(update={"interval_s": DEMO_CANARY_INTERVAL_S})}
+    )
+    judge = settings.judge.model_copy(update={"health": health})
+    changed = [f"judge.health.canaries.interval_s = {DEMO_CANARY_INTERVAL_S:g}"]
+    return settings.model_copy(update={"judge": judge}), changed
 
 
 async def _replay(settings: Settings, rate: float, degrade_after: float, seed: int) -> None:
@@ -157,7 +176,7 @@ async def run_demo(
             asyncio.get_running_loop().call_later(duration, stop.set)
         names = [d.name for d in sidecar.pipeline.detectors]
         if changed:
-            print(f"demo: for the golden/canary turns: {'; '.join(changed)}")
+            print(f"demo: settings for the demo: {'; '.join(changed)}")
         print(f"demo: embedded Kafka-protocol broker on {broker.bootstrap_servers}")
         print(f"demo: replaying traffic into '{settings.kafka.input_topic}' at {rate:g} events/s")
         if duration and duration <= degrade_after:

@@ -5,11 +5,13 @@ canary set once, through the same `JudgeService` queue as sampled turns (reason
 ``canary``: judge accounting and liveness, never the traffic's aggregates, SLOs or
 scorecards). The round's turns are spread evenly over the interval, and the first one
 waits a random part of that spacing, so neither the judge nor the sampling budget sees a
-burst (nor a fleet of replicas restarted together). Each turn is paid for before it is
-sent: its calls and estimated dollars come from the sampling budget's shared pool; a turn
-that does not fit, or does not fit the judge queue, ends the round, which is counted as
-skipped (``ragpulse_judge_canary_rounds_total{outcome="budget"|"judge_backlog"}``) and
-feeds nothing. Rounds never overlap: the next one starts once the last verdict of this
+burst (nor a fleet of replicas restarted together). Each turn is charged to the sampling
+budget's shared pool before it is sent, whatever the pool's level: the sampled traffic
+gets what is left, so a busy stream cannot starve the canaries, and `check_canaries`
+refuses at start a schedule that would take more than :data:`MAX_BUDGET_SHARE` of the
+calls budget. A turn the judge queue has no room for ends the round, which is counted as
+skipped (``ragpulse_judge_canary_rounds_total{outcome="judge_backlog"}``) and feeds
+nothing. Rounds never overlap: the next one starts once the last verdict of this
 one is in (or `round_timeout_s` passed, outcome ``timeout``).
 
 Each judged round sets the canary score and agreement gauges and feeds the canary drift
@@ -35,25 +37,39 @@ from monitors.judges.canaries import CanaryMonitor, CanaryRound, CanarySet, load
 from monitors.judges.health_settings import CanarySettings
 from stream.contract.errors import RagpulseError
 from stream.runtime.judging import CANARY, JudgeResult, JudgeService
-from stream.runtime.sampler import Sampler
+from stream.runtime.sampler import Sampler, SamplerBudget
 from stream.runtime.settings import ConfigError
 
-__all__ = ["CanaryRunner", "check_canaries"]
+__all__ = ["MAX_BUDGET_SHARE", "CanaryRunner", "check_canaries"]
+
+#: the share of `sampling.budget.calls_per_minute` a canary schedule may take at most
+MAX_BUDGET_SHARE = 0.25
 
 log = logging.getLogger(__name__)
 
 PublishAlarm = Callable[[AlarmEvent], Awaitable[Any]]
 
 
-def check_canaries(settings: CanarySettings) -> None:
-    """What the runner would refuse at start: the canary file and the detector specs
-    (ConfigError naming `judge.health.canaries.<field>`)."""
+def check_canaries(settings: CanarySettings, budget: SamplerBudget | None = None) -> None:
+    """What the runner would refuse at start: the canary file, the detector specs, and a
+    schedule over :data:`MAX_BUDGET_SHARE` of the calls budget (ConfigError naming
+    `judge.health.canaries.<field>`)."""
     if not settings.enabled:
         return
     try:
-        load_canaries(settings.file)
+        canaries = load_canaries(settings.file)
     except ValueError as exc:
         raise ConfigError(f"judge.health.canaries.file: {exc}") from None
+    if budget is not None and budget.calls_per_minute is not None:
+        per_minute = len(canaries.turns) * budget.calls_per_event * 60.0 / settings.interval_s
+        cap = MAX_BUDGET_SHARE * budget.calls_per_minute
+        if per_minute > cap:
+            raise ConfigError(
+                f"judge.health.canaries.interval_s: {settings.interval_s:g} s makes the"
+                f" {len(canaries.turns)} canary turns take {per_minute:.1f} judge calls a minute,"
+                f" over {MAX_BUDGET_SHARE:.0%} of sampling.budget.calls_per_minute"
+                f" ({budget.calls_per_minute:g}): raise the interval or the budget"
+            )
     for i, spec in enumerate(settings.detectors):
         try:
             create_drift_detector(dict(spec))
@@ -118,12 +134,10 @@ class CanaryRunner:
         for i, turn in enumerate(self.canaries.turns):
             if i and spacing > 0:
                 await asyncio.sleep(spacing)
-            if self.sampler is not None and not self.sampler.spend_extra(
-                self.calls_per_turn, estimate
-            ):
-                return self._skip("budget", futures)
             if self.judging.room() < 1:
                 return self._skip("judge_backlog", futures)
+            if self.sampler is not None:
+                self.sampler.charge_extra(self.calls_per_turn, estimate)
             fut: asyncio.Future[JudgeResult] = loop.create_future()
 
             def done(result: JudgeResult, fut: asyncio.Future[JudgeResult] = fut) -> None:

@@ -85,7 +85,7 @@ class SidecarBase(abc.ABC):
         c = self.settings.judge.health.canaries
         if self.judging is None or not c.enabled:
             return None
-        check_canaries(c)  # ConfigError naming the field
+        check_canaries(c, self.settings.sampling.budget)  # ConfigError naming the field
         calls = self.settings.sampling.budget.calls_per_event
         return CanaryRunner(c, self.judging, self.metrics, self.pipeline.sampler, calls)
 

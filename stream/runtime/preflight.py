@@ -18,4 +18,4 @@ def preflight(settings: Settings) -> None:
     judging = build_judging(settings)
     if judging is not None:
         judging.close(0)
-        check_canaries(settings.judge.health.canaries)
+        check_canaries(settings.judge.health.canaries, settings.sampling.budget)

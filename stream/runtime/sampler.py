@@ -318,14 +318,12 @@ class Sampler:
         h.update(event.event_id.encode())
         return (int.from_bytes(h.digest(), "big") >> 11) * 2.0**-53
 
-    def spend_extra(self, calls: float, usd: float) -> bool:
-        """Judge-health work (a canary round): `calls` calls and `usd` dollars from the shared
-        pool, now or not at all (False: over the budget; nothing charged)."""
-        pool = self._shared
-        if not pool.fits(self._clock(), calls, usd):
-            return False
-        pool.charge(calls, usd)
-        return True
+    def charge_extra(self, calls: float, usd: float) -> None:
+        """Judge-health work (a canary turn): `calls` calls and `usd` dollars, charged to the
+        shared pool first, whatever its level. The sampled traffic gets what is left, so a
+        busy stream cannot starve the canaries, and they stay inside the budget over time
+        because their share is bounded at start (`check_canaries`)."""
+        self._shared.charge(calls, usd)
 
     def settle_extra(self, usd: float, reserved_usd: float) -> None:
         """The measured cost of extra work reserved at `reserved_usd` (a second opinion, a

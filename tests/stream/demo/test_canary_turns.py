@@ -14,7 +14,7 @@ import pytest
 from stream.contract.events import parse_event
 from stream.demo import Generated, generate
 from stream.demo.golden import canaries, golden_turn
-from stream.demo.run import DEMO_COMPOUND_WEIGHTS, demo_settings
+from stream.demo.run import DEMO_CANARY_INTERVAL_S, DEMO_COMPOUND_WEIGHTS, demo_settings
 from stream.runtime.judging_build import build_judging
 from stream.runtime.settings import Settings
 
@@ -107,7 +107,8 @@ def test_replays_take_only_clean_single_turn_conversations() -> None:
 
 def test_demo_settings_score_the_replays() -> None:
     settings, changed = demo_settings(Settings.model_validate({"judge": {"type": "embedded"}}))
-    assert len(changed) == 2
+    assert len(changed) == 3
+    assert settings.judge.health.canaries.interval_s == DEMO_CANARY_INTERVAL_S  # short demos
     assert settings.judge.metrics[-1] == "answer_correctness_analytic"
     assert settings.judge.compound.weights == DEMO_COMPOUND_WEIGHTS
     judging = build_judging(settings)  # the weights name enabled outputs
@@ -119,6 +120,7 @@ def test_demo_settings_score_the_replays() -> None:
     )
     kept, _ = demo_settings(own)
     assert kept.judge.compound.weights == {"faithfulness": 1.0}
+    own_interval = {"health": {"canaries": {"interval_s": 600}}}
     for cfg in ({"type": "embedded", "metrics": ["faithfulness"]}, {"type": "none"}):
-        plain = Settings.model_validate({"judge": cfg})
+        plain = Settings.model_validate({"judge": {**cfg, **own_interval}})
         assert demo_settings(plain) == (plain, [])

@@ -16,7 +16,7 @@ from monitors.judges.health_settings import CanarySettings
 from monitors.judges.openai import OpenAIJudge
 from monitors.metrics.base import create_metric
 from stream.contract.events import parse_event
-from stream.runtime.canary_runner import CanaryRunner
+from stream.runtime.canary_runner import CanaryRunner, check_canaries
 from stream.runtime.judging import JudgeResult, JudgeService
 from stream.runtime.preflight import preflight
 from stream.runtime.sampler import Sampler, SamplerSettings
@@ -89,31 +89,34 @@ def test_canary_rounds_are_exported_costed_and_a_swapped_judge_raises_judge_drif
     assert _value(prom, "ragpulse_metric_score_count", metric="answer_relevance") == 0
 
 
-def test_canary_rounds_respect_the_budget_and_skipped_rounds_are_counted(
+def test_canary_turns_are_charged_to_the_budget_and_the_traffic_gets_the_rest(
     server: FaultServer,
 ) -> None:
     prom = Metrics()
     service = _service(server, prom)
-    # 60 calls/min, 75 % of it for base turns, 10 % of that at once (4.5 calls), then 0.675
-    # a second: each turn pays one call before it is sent; the 5th does not fit
-    budget = {"calls_per_minute": 60.0, "usd_per_hour": None}
-    sampler = Sampler(SamplerSettings(budget=budget))
+    # 60 calls/min, 75 % of it for base turns, 10 % of that at once (4.5 calls)
+    settings = SamplerSettings(rate=1.0, budget={"calls_per_minute": 60.0})
+    sampler, untouched = Sampler(settings), Sampler(settings)
     runner = CanaryRunner(CanarySettings(interval_s=0.05), service, prom, sampler)
-
-    async def go() -> None:
-        for _ in range(5):
-            await runner.round()
-
     try:
-        asyncio.run(go())
+        asyncio.run(runner.round())  # 8 turns: charged whatever the pool's level
     finally:
         service.close(5)
-    rounds = {
-        o: _value(prom, "ragpulse_judge_canary_rounds_total", judge=service.name,
-                  canary_set="default", outcome=o)
-        for o in ("judged", "budget")
-    }  # fmt: skip
-    assert rounds == {"judged": 0, "budget": 5} and len(server.requests) == 4
+    judged = _value(prom, "ragpulse_judge_canary_rounds_total", judge=service.name,
+                    canary_set="default", outcome="judged")  # fmt: skip
+    assert judged == 1 and len(server.requests) == 8
+    traffic = [_event(i) for i in range(6)]
+    # the traffic gets what the canaries left: nothing now, 4 turns without them
+    assert [sampler.decide(e, ()).sampled for e in traffic] == [False] * 6  # type: ignore[arg-type]
+    assert sum(untouched.decide(e, ()).sampled for e in traffic) == 4  # type: ignore[arg-type]
+
+
+def test_a_canary_schedule_over_a_quarter_of_the_calls_budget_is_refused() -> None:
+    budget = SamplerSettings(budget={"calls_per_minute": 60.0}).budget
+    check_canaries(CanarySettings(interval_s=32), budget)  # 8 turns: 15 calls/min, the cap
+    with pytest.raises(ConfigError, match=r"interval_s: 30 s .* 16\.0 judge calls a minute"):
+        check_canaries(CanarySettings(interval_s=30), budget)
+    check_canaries(CanarySettings(interval_s=30), SamplerSettings(budget=UNLIMITED).budget)
 
 
 def _event(i: int) -> object:
