@@ -100,7 +100,6 @@ class CanaryRunner:
         self.monitor = CanaryMonitor(judging.name, settings.detectors, policy, judging.floor)
         self.round_timeout_s = max(settings.interval_s, 120.0)
         self.rounds = 0
-        self.alarms: list[AlarmEvent] = []
         outputs = {o for m in judging.judge_metrics for o in m.outputs}
         #: the canary set's metrics that an enabled judge metric scores
         self.watched = [m for m in self.canaries.metrics() if m in outputs]
@@ -196,7 +195,6 @@ class CanaryRunner:
                 "judge drift %s: %s of judge %s (canaries %s) moved from %.3f to %.3f",
                 alarm.state, alarm.metric, judge, name, alarm.reference_mean, alarm.current_mean,
             )  # fmt: skip
-        self.alarms.extend(alarms)
         return alarms
 
 
