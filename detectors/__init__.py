@@ -12,7 +12,6 @@ from detectors.base import (
     available_detectors,
     create_detector,
     register_detector,
-    run_detectors,
 )
 from detectors.scan import PatternDetector, PatternSpec, Scan, Scanner
 
@@ -32,7 +31,6 @@ __all__ = [
     "policy",
     "refusal",
     "register_detector",
-    "run_detectors",
     "scan",
     "source_policy",
 ]

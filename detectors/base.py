@@ -5,8 +5,8 @@ subclasses :class:`~detectors.scan.Detector`, declares the RE2 patterns it needs
 (``patterns``: :class:`~detectors.scan.PatternSpec`, possibly none) and implements
 ``detect(event, scan)``, which receives the event and the shared scan's answers for its
 own patterns. Register one with ``@register_detector("name")`` on a class whose
-constructor takes keyword options (from config ``detectors.options.<name>``); config and
-Helm values then name it by string. docs/detectors.md has a plugin example.
+constructor takes keyword options (config: ``detectors.enabled: [{type: name, ...}]``);
+config and Helm values then name it by string. docs/detectors.md has a plugin example.
 
 A class in the older shape (a ``__call__(event)`` and ``categories``, no ``detect``) still
 builds, through :func:`adapt`, with a deprecation warning; it will be refused in a later
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterable
 from typing import Any
 
 from detectors.detection import EVIDENCE_MAX_CHARS, Detection
@@ -33,7 +32,6 @@ __all__ = [
     "available_detectors",
     "create_detector",
     "register_detector",
-    "run_detectors",
 ]
 
 log = logging.getLogger(__name__)
@@ -81,10 +79,3 @@ def adapt(name: str, obj: Any) -> Detector:
 def create_detector(name: str, **options: Any) -> Detector:
     """The registered detector `name` built with `options` (ValueError naming a bad one)."""
     return adapt(name, _REGISTRY.create(name, **options))
-
-
-def run_detectors(detectors: Iterable[Detector], event: Event) -> list[Detection]:
-    found: list[Detection] = []
-    for detector in detectors:
-        found.extend(detector(event))
-    return found

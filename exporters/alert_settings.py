@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from exporters.slo_settings import SloBurnAlert
+from stream.contract.sections import Section
 
 __all__ = [
     "ALERT_NAMES",
@@ -58,11 +59,7 @@ ALERT_NAMES = (
 )
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AlertBase(_Section):
+class AlertBase(Section):
     enabled: bool = Field(True, description="generate this alert")
     severity: Severity = Field("ticket", description="`severity` label (routing: page / ticket)")
     for_duration: Duration = Field("15m", description="condition must hold this long (`for`)")
@@ -177,7 +174,7 @@ class NotReadyAlert(AlertBase):
     for_duration: Duration = Field("10m", description="not ready for this long (`for`)")
 
 
-class AlertSettings(_Section):
+class AlertSettings(Section):
     """Thresholds, `for` durations and severities of the generated Prometheus rules."""
 
     runbook_base_url: str = Field(

@@ -232,8 +232,8 @@ def _reference(a: AlertSettings, s: Sel) -> list[PanelSpec]:
                   "(sampler reason reference, sampling.references), per minute.",
                   ((f"sum({turns}) * 60", "reference turns/min"),)),
         PanelSpec(f"Tonality mean ({w})", f"Rolling {w} mean of tonality (brand-voice guidelines "
-                  "of judge.metric_options.tonality; LLM judges only) on base/stratum-sampled "
-                  "turns.",
+                  "of the tonality entry of judge.metrics; LLM judges only) on "
+                  "base/stratum-sampled turns.",
                   ((_mean(s, 'metric="tonality"', w), "{{metric}}"),), unit="none", bounds=(0, 1)),
     ]  # fmt: skip
 

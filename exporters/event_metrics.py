@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from detectors import Detection
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.drift.alarms import AlarmEvent, StreamKey
 from stream.contract.events import Event
 
@@ -29,18 +29,18 @@ _MAX_DEPLOYMENTS = 4096
 
 
 class EventMetrics:
-    """`Metrics` as the pipeline updates it, with cached label children."""
+    """`PromFamilies` as the pipeline updates it, with cached label children."""
 
-    def __init__(self, metrics: Metrics) -> None:
-        self.metrics = metrics
+    def __init__(self, prom: PromFamilies) -> None:
+        self.prom = prom
         self._cache: dict[tuple[int, tuple[str, ...]], Any] = {}
         # per raw (service, model, prompt_version): the scored child and the capped service
         # and prompt labels. A cap maps a value the same way once it has seen it (its seen
         # set only grows), so this skips the caps but not their first sight of a value;
         # values a cap replaced (other) are not remembered, so the keys stay bounded.
         self._deployments: dict[tuple[Any, Any, Any], tuple[Any, str, str, Any]] = {}
-        self._consumed = self._child(metrics.events, "consumed")
-        self._scored = self._child(metrics.events, "scored")
+        self._consumed = self._child(prom.events, "consumed")
+        self._scored = self._child(prom.events, "scored")
 
     def _child(self, family: Any, *values: str) -> Any:
         key = (id(family), values)
@@ -51,20 +51,20 @@ class EventMetrics:
 
     def declare_detectors(self, detectors: Iterable[Any]) -> None:
         for det in detectors:
-            self.metrics.declare_detector(det.name, det.categories)
+            self.prom.declare_detector(det.name, det.categories)
 
     def consumed(self) -> None:
         self._consumed.inc()
-        self.metrics.last_event.set(time.time())
+        self.prom.last_event.set(time.time())
 
     def invalid(self, reason: str) -> None:
-        self._child(self.metrics.events, "invalid").inc()
-        self._child(self.metrics.invalid, reason).inc()
-        self.metrics.slo.valid(False)  # every invalid message is dead-lettered
+        self._child(self.prom.events, "invalid").inc()
+        self._child(self.prom.invalid, reason).inc()
+        self.prom.slo.valid(False)  # every invalid message is dead-lettered
 
     def duplicate(self) -> None:
-        self._child(self.metrics.events, "duplicate").inc()
-        self.metrics.slo.valid(True)
+        self._child(self.prom.events, "duplicate").inc()
+        self.prom.slo.valid(True)
 
     def scored(
         self,
@@ -76,7 +76,7 @@ class EventMetrics:
     ) -> None:
         """One scored turn; `complete` False when a detector raised on it: its failure_free
         SLOs count it neither good nor bad (a crashed detector is no evidence of health)."""
-        m, child = self.metrics, self._child
+        m, child = self.prom, self._child
         self._scored.inc()
         m.detect_seconds.observe(elapsed)
         raw = (event.service, event.model, event.prompt_version)
@@ -112,7 +112,7 @@ class EventMetrics:
         reason: str | None,
         failure_modes: Sequence[str] = (),
     ) -> None:
-        m = self.metrics
+        m = self.prom
         m.sample_rate.set(effective_rate)
         if sampled and reason is not None:
             self._child(m.sampled, reason).inc()
@@ -123,20 +123,20 @@ class EventMetrics:
     def flagged_dropped(self, failure_modes: Sequence[str], reason: str) -> None:
         """A flagged turn left unjudged: counted per failure mode (few by construction)."""
         for mode in failure_modes:
-            self.metrics.dropped_flagged.labels(mode, reason).inc()
+            self.prom.dropped_flagged.labels(mode, reason).inc()
 
     def detector_error(self, name: str) -> None:
-        self.metrics.detector_errors.labels(name).inc()
+        self.prom.detector_errors.labels(name).inc()
 
     def declare_stream(self, key: StreamKey) -> None:
         """A new drift stream's alarm series start at 0: a raise is then a change that
         Prometheus sees (`changes()`, the dashboard's alarm annotation)."""
-        self.metrics.drift_alarm.labels(key.metric, key.detector, key.service)
-        self.metrics.drift_alarms.labels(key.metric, key.detector, key.service)
+        self.prom.drift_alarm.labels(key.metric, key.detector, key.service)
+        self.prom.drift_alarms.labels(key.metric, key.detector, key.service)
 
     def alarm(self, alarm: AlarmEvent) -> None:
         """One alarm transition: the gauge and counter, and one log line."""
-        m = self.metrics
+        m = self.prom
         labels = (alarm.metric, alarm.detector, alarm.service)
         if alarm.state == "raised":
             m.drift_alarm.labels(*labels).set(1)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exporters.otel import OtelEvents
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.judges.base import JudgeCall
 from monitors.judges.consistency import Pair
 from monitors.metrics.base import MetricOutcome
@@ -152,7 +152,7 @@ class JudgeExporter:
     def __init__(
         self,
         judge_name: str,
-        prom: Metrics | None,
+        prom: PromFamilies | None,
         events: OtelEvents,
         windows_s: Mapping[str, float],
         clock: Callable[[], float],
@@ -193,11 +193,11 @@ class JudgeExporter:
             for metric, weight in weights.items():
                 self.prom.compound_weight.labels(metric).set(weight)
 
-    def _health_calls(self, m: Metrics, kind: str, calls: list[JudgeCall]) -> None:
+    def _health_calls(self, m: PromFamilies, kind: str, calls: list[JudgeCall]) -> None:
         usd = sum(c.cost_usd for c in calls)
         m.judge_health.health_calls(self.judge_name, kind, len(calls), usd)
 
-    def _accounting(self, m: Metrics, outcomes: list[MetricOutcome]) -> list[JudgeCall]:
+    def _accounting(self, m: PromFamilies, outcomes: list[MetricOutcome]) -> list[JudgeCall]:
         """Count every outcome and call; the calls."""
         calls: dict[int, JudgeCall] = {}
         for o in outcomes:
@@ -220,7 +220,7 @@ class JudgeExporter:
             m.judge_cost.inc(call.cost_usd)
         return list(calls.values())
 
-    def _aggregates(self, m: Metrics, result: JudgeResult) -> None:
+    def _aggregates(self, m: PromFamilies, result: JudgeResult) -> None:
         scores = result.aggregate_scores()
         compound = scores.pop("compound", None)
         for metric, score in scores.items():
@@ -240,7 +240,7 @@ class JudgeExporter:
                     m.gate_pass_ratio.labels(gate, window).set(value)
 
     @staticmethod
-    def _slos(m: Metrics, result: JudgeResult) -> None:
+    def _slos(m: PromFamilies, result: JudgeResult) -> None:
         """judge_pass (population turns) and reference_correct (reference turns) SLOs."""
         reference = result.sample_reason == "reference"
         m.slo.judged(
@@ -259,7 +259,7 @@ class JudgeExporter:
         )
 
     @staticmethod
-    def _boosted(m: Metrics, result: JudgeResult) -> None:
+    def _boosted(m: PromFamilies, result: JudgeResult) -> None:
         reason = result.sample_reason
         for o in result.outcomes:
             if o.status == "scored" and o.score is not None and not result.aggregated(o):

@@ -30,7 +30,7 @@ __all__ = [
     "GATE_TIERS",
     "OUTPUT_RECORDS",
     "SCORECARD_PARTS",
-    "Metrics",
+    "PromFamilies",
     "ragpulse_version",
 ]
 
@@ -58,12 +58,12 @@ def ragpulse_version() -> str:
         return "0+unknown"
 
 
-class Metrics:
+class PromFamilies:
     """All ragpulse metric families on one CollectorRegistry."""
 
     @classmethod
-    def with_label_caps(cls, max_values: int, allow: Mapping[str, Sequence[str]]) -> Metrics:
-        """Metrics whose service/model/prompt_version labels are bounded as configured."""
+    def with_label_caps(cls, max_values: int, allow: Mapping[str, Sequence[str]]) -> PromFamilies:
+        """Families whose service/model/prompt_version labels are bounded as configured."""
         caps = {
             name: LabelCap(max_values, allow.get(name))
             for name in ("service", "model", "prompt_version")

@@ -19,8 +19,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -29,6 +27,7 @@ from pydantic import (
 
 from exporters.durations import duration_seconds as seconds
 from stream.contract.failure_modes import FAILURE_MODES
+from stream.contract.sections import Section
 
 __all__ = [
     "DEFAULT_SLOS",
@@ -63,11 +62,7 @@ def scaled_duration(duration: str, scale: float) -> str:
     return "".join(out)
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SloSpec(_Section):
+class SloSpec(Section):
     """One quality SLO."""
 
     name: SloName = Field(description="`slo` label value; lower case, digits, - and _")
@@ -150,7 +145,7 @@ DEFAULT_SLOS: tuple[dict[str, object], ...] = (
 )
 
 
-class BurnWindow(_Section):
+class BurnWindow(Section):
     """One multiwindow alert: fires while the burn rate exceeds the factor over both."""
 
     severity: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")] = Field(
@@ -187,7 +182,7 @@ def _workbook() -> list[BurnWindow]:
     ]
 
 
-class SloBurnAlert(_Section):
+class SloBurnAlert(Section):
     """`RagpulseErrorBudgetBurn`: the multiwindow, multi-burn-rate alerts of every SLO."""
 
     enabled: bool = Field(True, description="generate the SLO rules and alerts")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TextIO
 
 from exporters.prometheus import ragpulse_version
 from stream.commands import (
@@ -72,8 +74,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    # a deprecated setting reads `ragpulse: warning: ...`, not a source line of ours
+    print(f"ragpulse: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    warnings.showwarning = _show_warning
     try:
         settings = load_settings(args.config)
         _setup_logging(settings.log_level)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from bench.sidecar_process import SidecarProcess as _SidecarProcess
+from stream.demo import EmbeddedBroker
+from tests.support.sidecar import SidecarProcess as _SidecarProcess
 
 # re-exported for the test modules
-from bench.sidecar_process import SidecarStartError as SidecarStartError
-from bench.sidecar_process import Topics as Topics
-from bench.sidecar_process import scrape as scrape
-from stream.demo import EmbeddedBroker
+from tests.support.sidecar import SidecarStartError as SidecarStartError
+from tests.support.sidecar import Topics as Topics
+from tests.support.sidecar import scrape as scrape
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if (
             fixtures & E2E_FIXTURES
             or module in E2E_MODULES
-            or module.startswith("test_bench_")
             or item.get_closest_marker("broker") is not None
             or item.get_closest_marker("slow") is not None
         ):
@@ -58,8 +57,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     whole session, on a free loopback port; yields its /v1 base URL."""
     import importlib.util
 
-    from bench.perf.llm_server import llama_server as start_llama_server
-    from bench.perf.llm_server import smollm2_gguf
+    from tests.support.llm_server import llama_server as start_llama_server
+    from tests.support.llm_server import smollm2_gguf
 
     assert importlib.util.find_spec("llama_cpp.server") is not None, (
         "install the server (CI builds it once into a wheel cache, see .ci/run): "
@@ -136,7 +135,7 @@ def sample(metrics: dict, name: str, **labels: str) -> float:  # type: ignore[ty
 
 
 class SidecarProcess(_SidecarProcess):
-    """The tests' sidecar (bench.sidecar_process): short commit and group timings, and
+    """The tests' sidecar (tests.support.sidecar): short commit and group timings, and
     RAGPULSE_ENGINE passed through so the Kafka tests can run against either engine."""
 
     def env(self) -> dict[str, str]:

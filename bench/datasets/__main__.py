@@ -8,7 +8,7 @@ import sys
 from itertools import islice
 from pathlib import Path
 
-from bench.datasets import DATA, SPLITS, adapt, available, validate
+from tests.support.datasets import DATA, SPLITS, adapt, available, validate
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ PRICE = {"prompt_per_1k": 0.00015, "completion_per_1k": 0.0006}
 
 def measure(base_url: str, rounds: int) -> dict[str, Any]:
     import monitors.metrics  # noqa: F401  (registers the metrics)
-    from exporters.prometheus import Metrics
+    from exporters.prometheus import PromFamilies
     from monitors.judges.health_settings import CanarySettings
     from monitors.judges.openai import OpenAIJudge
     from monitors.judges.settings import BUNDLED_METRICS
@@ -35,7 +35,7 @@ def measure(base_url: str, rounds: int) -> dict[str, Any]:
     from stream.runtime.canary_runner import CanaryRunner
     from stream.runtime.judging import JudgeService
 
-    prom = Metrics()
+    prom = PromFamilies()
     judge = OpenAIJudge(
         base_url=base_url, model="smollm2", timeout_s=300, max_total_s=600, max_tokens=512,
         response_format="json_object_schema", prices={"smollm2": PRICE},

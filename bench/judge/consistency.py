@@ -26,7 +26,7 @@ TEMPERATURES = (0.0, 1.5)
 
 def measure(base_url: str, turns: int) -> dict[str, Any]:
     import monitors.metrics  # noqa: F401  (registers the metrics)
-    from exporters.prometheus import Metrics
+    from exporters.prometheus import PromFamilies
     from monitors.judges.openai import OpenAIJudge
     from monitors.metrics.base import create_metric
     from monitors.metrics.gates import GateSettings, metric_floor
@@ -37,7 +37,7 @@ def measure(base_url: str, turns: int) -> dict[str, Any]:
     events = [parse_event(g.raw) for g in generate(turns, seed=3, malformed_rate=0.0)]
     out: dict[str, Any] = {}
     for temperature in TEMPERATURES:
-        prom = Metrics()
+        prom = PromFamilies()
         judge = OpenAIJudge(
             base_url=base_url, model="smollm2", temperature=temperature, timeout_s=300,
             max_total_s=600, max_tokens=256,

@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.perf.kafkabench import load_perf, save_perf
 from bench.perf.mdsection import machine, replace_section, spread
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.contract.events import Event, EventLimits, InvalidEvent, _fast_parse, parse_event
 from stream.demo import generate
 from stream.runtime.pipeline import Pipeline, scorecard
@@ -42,7 +42,7 @@ def _cpu_us(fn: Callable[[], object], n: int) -> float:
 
 def run(runs: int, events: int) -> dict[str, Any]:
     settings = load_settings()
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
     pipeline = Pipeline(settings, metrics)
     pipeline.dedupe.size = 0  # every pass sees the same events
     raws = [g.raw for g in generate(events, seed=7)]

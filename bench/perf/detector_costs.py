@@ -6,7 +6,7 @@
 Two child processes, each with ``PYTHONPATH`` set to one tree (``--base``: an older
 copy of the repo, e.g. made with ``git worktree add``; ``--tree``: this checkout by
 default), measure one pass at a time on request. Each child builds
-``Pipeline(load_settings(), Metrics…)`` with dedupe off and feeds the bundled traffic
+``Pipeline(load_settings(), PromFamilies…)`` with dedupe off and feeds the bundled traffic
 (``stream.demo.generate(events, seed=7)``) through it:
 
 * ``whole``: ``pipeline.process(raw)`` per event (fresh parse each time, the real path),
@@ -65,13 +65,13 @@ def parse_valid(raws: list[bytes], limits: Any) -> list[Any]:
 
 
 def _child(events: int) -> None:
-    from exporters.prometheus import Metrics
+    from exporters.prometheus import PromFamilies
     from stream.demo import generate
     from stream.runtime.pipeline import Pipeline
     from stream.runtime.settings import load_settings
 
     settings = load_settings()
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
     pipeline = Pipeline(settings, metrics)
     pipeline.dedupe.size = 0
     raws = [g.raw for g in generate(events, seed=7)]

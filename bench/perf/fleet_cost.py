@@ -67,7 +67,7 @@ from stream.demo.traffic import generate
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import load_settings
 from monitors.drift.monitor import DriftMonitor
-s = load_settings(judge={"type": "none"})
+s = load_settings(judge={"backend": "none"})
 p = Pipeline(s, run_drift=False)
 inputs = []
 for g in generate(40000, seed=3):

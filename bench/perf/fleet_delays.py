@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.perf.fleet_harness import FLEET_ENV, RATE_METRICS, Fleet
 from bench.perf.mdsection import machine
-from bench.sidecar_process import Topics
 from stream.demo import EmbeddedBroker
+from tests.support.fleet import FLEET_ENV, RATE_METRICS, Fleet
+from tests.support.sidecar import Topics
 
 ROOT = Path(__file__).resolve().parents[2]
 

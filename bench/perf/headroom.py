@@ -51,7 +51,7 @@ def stages(each: bool) -> dict[str, tuple[list[str], dict[str, str]]]:
     if each:
         from stream.runtime.settings import DetectorSettings
 
-        for name in DetectorSettings().enabled:
+        for name in DetectorSettings().names():
             env = {"RAGPULSE_DETECTORS__ENABLED": json.dumps([name])}
             out[f"c:{name}"] = (STAGES["c"][0], env)
     return out

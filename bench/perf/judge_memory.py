@@ -97,7 +97,7 @@ def child(variant: str, events: int) -> dict[str, Any]:
     import tokenizers  # noqa: F401
 
     mark("import tokenizers")
-    settings = load_settings(judge={"type": "embedded", "options": options})
+    settings = load_settings(judge={"backend": {"type": "embedded", **options}})
     svc = build_judging(settings)
     assert svc is not None
     judge: Any = svc.judge
@@ -163,14 +163,14 @@ def scores_child(variant: str, n: int, out: str) -> dict[str, Any]:
 
     import numpy as np
 
-    from bench.datasets import adapt
     from stream.contract.events import parse_event
     from stream.demo import generate
     from stream.runtime.judging_build import build_judging
     from stream.runtime.settings import load_settings
+    from tests.support.datasets import adapt
 
     options = _configure(variant)
-    svc = build_judging(load_settings(judge={"type": "embedded", "options": options}))
+    svc = build_judging(load_settings(judge={"backend": {"type": "embedded", **options}}))
     assert svc is not None
     evs = [parse_event(json.dumps(e)) for e in itertools.islice(adapt("halueval_qa"), n)]
     evs += [parse_event(g.raw) for g in generate(n, seed=7, malformed_rate=0.0)]

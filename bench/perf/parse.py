@@ -118,7 +118,7 @@ def _share(raws: list[bytes], fast: Callable[[bytes, EventLimits], Event | None]
 
 def _dataset_raws(per_dataset: int) -> dict[str, list[bytes]]:
     try:
-        from bench.datasets import adapt, available
+        from tests.support.datasets import adapt, available
     except ImportError:  # pragma: no cover - the bench package is always there
         return {}
     out: dict[str, list[bytes]] = {}

@@ -55,7 +55,7 @@ def _responses() -> list[str]:
 
 
 def _declared() -> dict[str, list[Any]]:
-    from stream.runtime.pipeline import build_detectors
+    from stream.runtime.components import build_detectors
     from stream.runtime.settings import Settings
 
     out: dict[str, list[Any]] = {}

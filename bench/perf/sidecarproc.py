@@ -1,11 +1,13 @@
-"""`ragpulse run` as a benchmark subprocess and a paced producer (latency, memory, scaling)."""
+"""`ragpulse run` as a benchmark subprocess and a paced producer (latency, memory, scaling).
+
+`BenchSidecar` is the one sidecar wrapper (`tests.support.sidecar.SidecarProcess`) with the
+benchmarks' defaults: topics named ``bench.*``, log level WARNING, a temporary log file, an
+optional CPU pin (``taskset``), and `start()` returning before the child is ready.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -16,13 +18,12 @@ from pathlib import Path
 from aiokafka import AIOKafkaProducer
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.perf.mdsection import ROOT
-from stream.demo import free_port
+from tests.support.sidecar import SidecarProcess, Topics
 
 __all__ = ["BenchSidecar", "paced_produce", "scrape_counter"]
 
 
-class BenchSidecar:
+class BenchSidecar(SidecarProcess):
     """One `python -m stream.cli run` child on loopback, configured by RAGPULSE_* env."""
 
     def __init__(
@@ -30,70 +31,28 @@ class BenchSidecar:
         **env: str,
     ) -> None:  # fmt: skip
         t = uuid.uuid4().hex[:8]
-        self.port = free_port()
-        self.scores_topic = f"bench.scores-{t}"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("RAGPULSE_")}
-        self.env.update(
-            {
-                "RAGPULSE_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-                "RAGPULSE_KAFKA__INPUT_TOPIC": topic,
-                "RAGPULSE_KAFKA__SCORES_TOPIC": self.scores_topic,
-                "RAGPULSE_KAFKA__DLQ_TOPIC": f"bench.dlq-{t}",
-                "RAGPULSE_KAFKA__ALARMS_TOPIC": f"bench.alarms-{t}",
-                "RAGPULSE_KAFKA__STATE_TOPIC": f"bench.state-{t}",
-                "RAGPULSE_KAFKA__GROUP_ID": group or f"bench-{t}",
-                "RAGPULSE_SERVER__HOST": "127.0.0.1",
-                "RAGPULSE_SERVER__PORT": str(self.port),
-                "RAGPULSE_JUDGE__TYPE": "none",
-                "RAGPULSE_LOG_LEVEL": "WARNING",
-                **env,
-            }
-        )
+        topics = Topics(
+            input=topic, dlq=f"bench.dlq-{t}", scores=f"bench.scores-{t}",
+            group=group or f"bench-{t}", alarms=f"bench.alarms-{t}", state=f"bench.state-{t}",
+        )  # fmt: skip
+        pin = ("taskset", "-c", str(cpu)) if cpu is not None else ()
+        super().__init__(bootstrap, topics, {"RAGPULSE_LOG_LEVEL": "WARNING", **env}, prefix=pin)
         self.cpu = cpu
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.scores_topic = topics.scores
         self.log = Path(tempfile.mkstemp(prefix="bench-sidecar-", suffix=".log")[1])
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> BenchSidecar:
-        cmd = [sys.executable, "-m", "stream.cli", "run"]
-        if self.cpu is not None:
-            cmd = ["taskset", "-c", str(self.cpu), *cmd]
-        with self.log.open("wb") as fh:
-            self.proc = subprocess.Popen(cmd, env=self.env, cwd=ROOT, stdout=fh, stderr=fh)
+    def start(self) -> BenchSidecar:  # type: ignore[override]
+        """Start the child; `wait_ready()` waits for /readyz."""
+        assert self.log is not None
+        self.launch(self.log)
         return self
 
-    def ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.url + "/readyz", timeout=2) as resp:
-                return bool(resp.status == 200)
-        except OSError:
-            return False
-
-    def wait_ready(self, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"sidecar exited: {self.log.read_text()[-2000:]}")
-            if self.ready():
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"sidecar not ready: {self.log.read_text()[-2000:]}")
+    def wait_ready(self, ready_timeout: float = 120.0) -> BenchSidecar:
+        super().wait_ready(ready_timeout)
+        return self
 
     def consumed(self) -> float:
         return scrape_counter(self.url + "/metrics", "ragpulse_events_total", outcome="consumed")
-
-    def stop(self) -> int:
-        if self.proc is None:
-            return 0
-        self.proc.terminate()
-        try:
-            return self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
 
 
 def scrape_counter(url: str, name: str, **labels: str) -> float:

@@ -5,7 +5,7 @@ default `slos` against `slos: []`, side by side in one process.
 
 The same bundled traffic (seed 7, baseline, N messages: malformed and duplicate ones
 included) goes through two pipelines built from the two settings, each on its own
-`Metrics`, alternating A/B each round after one warm-up pass each (patterns compiled,
+`PromFamilies`, alternating A/B each round after one warm-up pass each (patterns compiled,
 label children cached). Prints per-event µs per round, the median ratio and its spread,
 and CPU / wall of the timed span (≈ 1: the stage ran at full speed, nothing waited).
 The whole path's run-to-run spread is larger than the counters' cost, so the step that
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.event_metrics import EventMetrics
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from stream.contract.events import EventLimits, parse_event
 from stream.demo import generate
 from stream.runtime.pipeline import Pipeline
@@ -47,7 +47,7 @@ def _pipeline(slos: list[Any] | None) -> Pipeline:
     if slos is not None:
         overrides["slos"] = slos
     settings = load_settings(**overrides)
-    return Pipeline(settings, Metrics.with_label_caps(20, {}))
+    return Pipeline(settings, PromFamilies.with_label_caps(20, {}))
 
 
 def _pass(pipeline: Pipeline, values: list[bytes]) -> tuple[float, float]:

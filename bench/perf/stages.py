@@ -97,7 +97,7 @@ async def raw(bootstrap: str, topic: str, n: int, parse: bool, warmup: int = 0) 
 async def pipeline(
     bootstrap: str, topic: str, n: int, engine: str, judge: str, warmup: int = 0
 ) -> dict[str, Any]:
-    from exporters import Metrics
+    from exporters import PromFamilies
     from stream.demo import free_port
     from stream.runtime.factory import build_sidecar
     from stream.runtime.settings import load_settings
@@ -120,7 +120,7 @@ async def pipeline(
         judge=judge_cfg,
         sampling={"rate": 0.01},
     )
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
     sidecar = build_sidecar(settings, metrics)
     clock = Clock(n, warmup)
     process = sidecar.pipeline.process

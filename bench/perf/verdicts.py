@@ -1,81 +1,12 @@
-"""Frozen detector verdicts: what every detector says on the bundled sample and the
-labelled public data sets, so a faster detector path can prove it says the same.
-
-    python -m bench.perf.verdicts [--write]
-
-Corpora: the bundled traffic (10,000 baseline events, seed 7, and 2,000 degraded ones)
-and every adapter of ``bench.datasets`` over ``../shared/datasets`` (split ``all``). Per
-corpus it records the event count and, for each event with a detection, the detections
-(detector, category, span, failure mode, evidence) in pipeline order. ``--write`` stores
-them in tests/detectors/data/verdicts.json.gz; tests/detectors/test_frozen_verdicts.py
-recomputes and compares.
-"""
+"""`python -m bench.perf.verdicts [--write]`: recompute (and with ``--write`` re-freeze) the
+detector verdicts of tests/detectors/data/verdicts.json.gz. The code is test support:
+``tests.support.verdicts``."""
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
 import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-from bench.datasets import adapt, available
-from stream.contract.events import InvalidEvent, parse_event
-from stream.demo import generate
-from stream.runtime.pipeline import build_detectors
-from stream.runtime.settings import Settings
-
-__all__ = ["FROZEN", "corpora", "verdicts"]
-
-FROZEN = Path(__file__).resolve().parents[2] / "tests/detectors/data/verdicts.json.gz"
-
-Verdict = list[list[Any]]
-
-
-def corpora() -> Iterator[tuple[str, Iterator[bytes]]]:
-    yield "traffic_baseline", (g.raw for g in generate(10_000, seed=7))
-    yield "traffic_degraded", (g.raw for g in generate(2_000, seed=7, phase="degraded"))
-    for name in available():
-        yield name, (json.dumps(e).encode() for e in adapt(name, "all"))
-
-
-def verdicts(raws: Iterator[bytes], settings: Settings | None = None) -> dict[str, Any]:
-    detectors = build_detectors(settings or Settings())
-    count, found = 0, {}
-    for index, raw in enumerate(raws):
-        try:
-            event = parse_event(raw)
-        except InvalidEvent:
-            continue
-        count += 1
-        hits = [
-            [d.detector, d.category, list(d.span) if d.span else None, d.failure_mode, d.evidence]
-            for det in detectors
-            for d in det(event)
-        ]
-        if hits:
-            found[f"{index}:{event.event_id}"] = hits
-    return {"events": count, "detections": found}
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.perf.verdicts", description=__doc__)
-    p.add_argument("--write", action="store_true", help=f"store them in {FROZEN}")
-    args = p.parse_args(argv)
-    out = {}
-    for name, raws in corpora():
-        out[name] = verdicts(raws)
-        n = sum(len(v) for v in out[name]["detections"].values())
-        print(f"{name}: {out[name]['events']} events, {n} detections", file=sys.stderr)
-    if args.write:
-        FROZEN.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(FROZEN, "wt", encoding="utf-8") as fh:
-            json.dump(out, fh, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        print(f"wrote {FROZEN} ({FROZEN.stat().st_size:,} bytes)", file=sys.stderr)
-    return 0
-
+from tests.support.verdicts import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -179,7 +179,7 @@ def evaluate(turns: list[dict[str, Any]]) -> dict[str, Any]:
         "turns": len(turns),
         "positives": sum(t["kind"] == "positive" for t in turns),
         "hard_negatives": hard_neg,
-        "detectors_enabled": list(settings.detectors.enabled),
+        "detectors_enabled": settings.detectors.names(),
         "per_mode": per_mode,
         "micro": {"tp": tp, "fp": fp, "fn": fn, **prf(tp, fp, fn)},
         "hard_negative_fp": {

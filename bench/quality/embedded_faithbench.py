@@ -41,12 +41,12 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score  # type: ignore[import-untyped]
 
-from bench.datasets.faithbench import BASELINES
 from bench.quality.embedded_score_data import Row, load_rows
 from bench.quality.embedded_score_maps import CACHE, RESULTS
 from bench.quality.judge_data import faithbench
 from monitors.judges.embedded import MiniLMJudge, calibration_sha256, load_calibration
 from monitors.judges.score_maps import load_score_maps
+from tests.support.datasets.faithbench import BASELINES
 
 CUTS = np.round(np.arange(0.02, 1.0, 0.01), 2)
 

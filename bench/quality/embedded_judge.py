@@ -51,11 +51,11 @@ from sklearn.metrics import (  # type: ignore[import-untyped]
     roc_auc_score,
 )
 
-from bench.datasets import adapt
-from bench.datasets.faithbench import BASELINES
 from bench.quality.judge_data import faithbench, halueval, judge_fingerprint, ragtruth
 from monitors.judges.claims import split_sentences
 from monitors.judges.embedded import MiniLMJudge
+from tests.support.datasets import adapt
+from tests.support.datasets.faithbench import BASELINES
 
 _LOAD = (
     "import time; t = time.perf_counter(); from monitors.judges.embedded import MiniLMJudge; "

@@ -30,8 +30,8 @@ from typing import Any
 
 from sklearn.metrics import cohen_kappa_score  # type: ignore[import-untyped]
 
-from bench.datasets import adapt
 from bench.quality.judge_data import judge_fingerprint
+from tests.support.datasets import adapt
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration.json"
 RAGPULSE = [sys.executable, "-m", "stream.cli"]

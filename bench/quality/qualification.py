@@ -44,13 +44,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import adapt
 from bench.quality.judge_data import judge_fingerprint
 from bench.quality.paraphrase import KINDS, paraphrase
 from monitors.evaluation.qualification import D_TARGET, VR_TARGET, cohens_d, rewrite_stats
 from monitors.judges.embedded import MiniLMJudge
 from monitors.metrics import create_metric
 from stream.contract.events import Event
+from tests.support.datasets import adapt
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "qualification.json"
 Raw = dict[str, Any]

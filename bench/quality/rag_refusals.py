@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import adapt
 from detectors.refusal import RefusalDetector
 from stream.contract.events import Event, EventLimits
+from tests.support.datasets import adapt
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "rag_refusals.json"
 CATS = ("refusal", "training_cutoff_excuse", "false_rejection")

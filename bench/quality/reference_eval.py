@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score  # type: ignore[import-untyped]
 
-from bench.datasets import DATA, adapt
+from tests.support.datasets import DATA, adapt
 
 __all__ = ["auc_ci", "figures", "main", "pairwise", "rouge_l", "token_f1"]
 

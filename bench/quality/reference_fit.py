@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.datasets import DATA, adapt
 from monitors.judges.embedded import MiniLMJudge
 from monitors.judges.reference_alignment import FEATURES
+from tests.support.datasets import DATA, adapt
 
 MODEL = Path(__file__).resolve().parents[2] / "monitors" / "judges" / "embedded_reference.json"
 

@@ -33,11 +33,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import DATA, xstest
-from bench.datasets.xstest import MODELS, is_refusal
 from bench.quality.blind_eval import detectors_sha256
 from bench.quality.xstest_refusal import _event, score
 from detectors.refusal import RefusalDetector
+from tests.support.datasets import DATA, xstest
+from tests.support.datasets.xstest import MODELS, is_refusal
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "xstest_lomo.json"
 CLASSIFIERS = ("ours", "strmatch", "gpt4_judge")

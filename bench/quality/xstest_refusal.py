@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import DATA, xstest
-from bench.datasets.xstest import MODELS, is_refusal
 from detectors.refusal import RefusalDetector
 from stream.contract.events import Event, EventLimits
+from tests.support.datasets import DATA, xstest
+from tests.support.datasets.xstest import MODELS, is_refusal
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "xstest_refusal.json"
 _LIMITS = EventLimits(max_text_chars=1_000_000)

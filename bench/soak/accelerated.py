@@ -79,14 +79,14 @@ def run(minutes: float, rate: float, snap_every: float, frames: int) -> dict[str
     time.monotonic = clock
     import tracemalloc
 
-    from exporters import Metrics
+    from exporters import PromFamilies
     from stream.demo import generate
     from stream.platform.heap import trim_heap
     from stream.runtime.factory import build_sidecar
     from stream.runtime.settings import load_settings
 
     settings = load_settings(kafka={"bootstrap_servers": "127.0.0.1:9"})
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
     pipeline = build_sidecar(settings, metrics).pipeline
     total = int(minutes * 60 * rate)
     pool = min(20_000, total)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
 
-from bench.sidecar_process import SidecarProcess, Topics
 from stream.demo import generate
+from tests.support.sidecar import SidecarProcess, Topics
 
 __all__ = ["Sidecar", "produce_at_rate"]
 

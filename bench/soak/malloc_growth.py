@@ -41,7 +41,7 @@ def run(
 ) -> list[dict[str, Any]]:
     import os
 
-    from exporters.prometheus import Metrics
+    from exporters.prometheus import PromFamilies
     from stream.demo import generate
     from stream.runtime.pipeline import Pipeline
     from stream.runtime.settings import load_settings
@@ -51,7 +51,7 @@ def run(
     settings = load_settings()
 
     def build() -> Pipeline:
-        metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+        metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
         built = Pipeline(settings, metrics)
         if dedupe is not None:
             built.dedupe.size = dedupe

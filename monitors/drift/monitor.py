@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from monitors.drift.alarms import AlarmEvent, AlarmPolicy, MonitoredStream, StreamKey
+from stream.contract.sections import ComponentDict, Section
 
 __all__ = ["DriftMonitor", "DriftSettings", "Kind"]
 
@@ -34,9 +35,7 @@ log = logging.getLogger(__name__)
 _NEEDS_LABEL = {"false_rejection": "answer", "false_acceptance": "reject"}
 
 
-class DriftSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DriftSettings(Section):
     enabled: bool = Field(True, description="run drift detectors on the event streams")
     rate_metrics: list[str] = Field(
         default_factory=lambda: [
@@ -49,9 +48,10 @@ class DriftSettings(BaseModel):
         ],
         description="0/1 streams: failure modes, or `refusal` for any refusal",
     )
-    rate_detectors: list[dict[str, Any]] = Field(
+    rate_detectors: list[ComponentDict] = Field(
         default_factory=lambda: [{"type": "proportion"}],
-        description="drift detectors for rate streams, e.g. {type: proportion}",
+        description="drift detectors for rate streams: a name, or {type: name, ...options},"
+        " e.g. {type: proportion}",
     )
     score_metrics: list[str] = Field(
         default_factory=lambda: [
@@ -63,9 +63,10 @@ class DriftSettings(BaseModel):
         ],
         description="judge score streams (sampled turns)",
     )
-    score_detectors: list[dict[str, Any]] = Field(
+    score_detectors: list[ComponentDict] = Field(
         default_factory=lambda: [{"type": "page_hinkley"}],
-        description="drift detectors for score streams, e.g. {type: page_hinkley}",
+        description="drift detectors for score streams: a name, or {type: name, ...options},"
+        " e.g. {type: page_hinkley}",
     )
     key_by_service: bool = Field(False, description="one stream per service (bounded labels)")
     min_hold_s: float = Field(300.0, ge=0, description="an alarm stays up at least this long")

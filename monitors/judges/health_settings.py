@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from stream.contract.sections import ComponentDict, Section
 
 __all__ = ["CanarySettings", "ConsistencySettings", "JudgeHealthSettings"]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def _canary_detectors() -> list[dict[str, Any]]:
@@ -27,7 +25,7 @@ def _canary_detectors() -> list[dict[str, Any]]:
     ]
 
 
-class CanarySettings(_Section):
+class CanarySettings(Section):
     enabled: bool = Field(True, description="re-judge the canary set every `interval_s`")
     file: str | None = Field(
         None,
@@ -41,7 +39,7 @@ class CanarySettings(_Section):
         description="one round (every canary turn judged once) per interval; counted in"
         " the sampling budget, a round that does not fit is skipped and counted",
     )
-    detectors: list[dict[str, Any]] = Field(
+    detectors: list[ComponentDict] = Field(
         default_factory=_canary_detectors,
         description="drift detectors on each metric's per-round deviation from the expected"
         " verdicts, e.g. {type: mannwhitney_window, ...}",
@@ -52,7 +50,7 @@ class CanarySettings(_Section):
     )
 
 
-class ConsistencySettings(_Section):
+class ConsistencySettings(Section):
     rate: float = Field(
         0.02,
         ge=0,
@@ -62,6 +60,6 @@ class ConsistencySettings(_Section):
     )
 
 
-class JudgeHealthSettings(_Section):
+class JudgeHealthSettings(Section):
     canaries: CanarySettings = Field(default_factory=CanarySettings)
     consistency: ConsistencySettings = Field(default_factory=ConsistencySettings)

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from monitors.judges.health_settings import JudgeHealthSettings
+from stream.contract.sections import Component, ComponentSpec, Section, deprecated_key
 
 __all__ = [
     "BUNDLED_METRICS",
@@ -102,7 +103,7 @@ _CREDENTIAL_NAMES = frozenset(
 )
 _CREDENTIAL_WORDS = ("secret", "password", "passwd", "credential")
 _WHERE_SECRETS_GO = (
-    "secrets never go into judge.options (`ragpulse config --print` shows them and the "
+    "secrets never go into judge.backend (`ragpulse config --print` shows them and the "
     "Helm chart renders them into a ConfigMap): the API key goes into RAGPULSE_JUDGE__API_KEY, "
     "a secret header into judge.headers_from_env ({header: NAME_OF_AN_ENV_VAR}), a secret "
     "query parameter into judge.query_from_env; in Kubernetes the variables come from a "
@@ -171,15 +172,22 @@ def _from_env(field: str, names: Mapping[str, str], what: str) -> dict[str, Secr
     return out
 
 
-class JudgeSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    type: str = Field(
-        "embedded", description="registered judge: embedded (local, default), openai, or none"
+class JudgeSettings(Section):
+    backend: ComponentSpec = Field(
+        default_factory=lambda: Component(type="embedded"),
+        description="the judge: {type: embedded} (local, default), {type: openai, base_url,"
+        " model, timeout_s, concurrency, ...} or none",
     )
-    options: dict[str, Any] = Field(
-        default_factory=dict,
-        description="judge options, e.g. {base_url, model, timeout_s, concurrency} for openai",
+    type: str | None = Field(
+        None,
+        exclude=True,
+        description="deprecated (read for one more release): write judge.backend.type",
+    )
+    options: dict[str, Any] | None = Field(
+        None,
+        exclude=True,
+        description="deprecated (read for one more release): write the options in"
+        " judge.backend beside its type",
     )
     api_key: SecretStr | None = Field(None, description="secret: RAGPULSE_JUDGE__API_KEY")
     headers_from_env: dict[str, str] = Field(
@@ -202,14 +210,17 @@ class JudgeSettings(BaseModel):
         description="allow a key (api_key, headers_from_env, query_from_env) over plain "
         "http:// to a host that is not loopback (logged as a warning)",
     )
-    metrics: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_METRICS),
-        description="judge metrics to run; default with a judge other than embedded: "
-        "rag_triad, case_aware, citation_policy, citation_coverage (same outputs, "
-        "at most 3 LLM calls per turn)",
+    metrics: list[ComponentSpec] = Field(
+        default_factory=lambda: [Component(type=m) for m in DEFAULT_METRICS],
+        description="judge metrics to run: a registered name, or {type: name, ...options};"
+        " default with a judge other than embedded: rag_triad, case_aware, citation_policy,"
+        " citation_coverage (same outputs, at most 3 LLM calls per turn)",
     )
     metric_options: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="keyword options per metric name"
+        default_factory=dict,
+        exclude=True,
+        description="deprecated (read for one more release): options per metric name;"
+        " write them in judge.metrics as {type: name, ...options}",
     )
     queue_size: int = Field(200, ge=1, description="sampled events waiting for a judge, max")
     concurrency: int = Field(2, ge=1, le=256, description="events judged at once")
@@ -229,25 +240,26 @@ class JudgeSettings(BaseModel):
     _secret_headers: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
     _secret_query: dict[str, SecretStr] = PrivateAttr(default_factory=dict)
 
-    @field_validator("options")
+    @field_validator("backend")
     @classmethod
-    def _no_secrets_in_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        found = list(_credentials(options, "judge.options"))
+    def _no_secrets_in_options(cls, backend: Component) -> Component:
+        options = backend.options
+        found = list(_credentials(options, "judge.backend"))
         base_url = options.get("base_url")
         if isinstance(base_url, str):
             parts = urlsplit(base_url)
             if "@" in parts.netloc:
-                found.append("judge.options.base_url (user info)")
+                found.append("judge.backend.base_url (user info)")
             for pair in parts.query.split("&"):
                 name = pair.partition("=")[0]
                 if name and looks_like_credential(name):
-                    found.append(f"judge.options.base_url (query parameter {name})")
+                    found.append(f"judge.backend.base_url (query parameter {name})")
         if found:
             raise ValueError(
                 f"{', '.join(found)} looks like a credential (the value is not shown); "
                 + _WHERE_SECRETS_GO
             )
-        return options
+        return backend
 
     @field_validator("headers_from_env", "query_from_env")
     @classmethod
@@ -266,14 +278,15 @@ class JudgeSettings(BaseModel):
             for name in ("api_key", "headers_from_env", "query_from_env")
             if data.get(name)
         ]
-        base_url = (data.get("options") or {}).get("base_url")
+        backend = data.get("backend")
+        base_url = backend.options.get("base_url") if isinstance(backend, Component) else None
         if allow or not keyed or not isinstance(base_url, str):
             return allow
         from monitors.judges.openai_wire import is_loopback, public_url
 
         if base_url.strip().lower().startswith("http://") and not is_loopback(base_url):
             raise ValueError(
-                f"judge.options.base_url {public_url(base_url)} is plain http:// to a host "
+                f"judge.backend.base_url {public_url(base_url)} is plain http:// to a host "
                 f"that is not loopback, and {' and '.join(keyed)} would send a key over it: "
                 "use https://, or set judge.allow_insecure_http: true to accept that"
             )
@@ -288,6 +301,10 @@ class JudgeSettings(BaseModel):
         )
         return self
 
+    def metric_names(self) -> list[str]:
+        """The enabled judge metrics' registered names, in order."""
+        return [m.type for m in self.metrics]
+
     def secret_headers(self) -> dict[str, SecretStr]:
         """The headers of headers_from_env with their values (read at validation)."""
         return dict(self._secret_headers)
@@ -298,9 +315,59 @@ class JudgeSettings(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _default_metrics(cls, data: Any) -> Any:
-        """Unset `metrics` follows the judge type (the bundles for LLM judges)."""
-        if isinstance(data, dict) and data.get("metrics") is None:
-            kind = data.get("type", "embedded")
-            data = {**data, "metrics": default_metrics(kind if isinstance(kind, str) else "")}
+    def _aliases_and_defaults(cls, data: Any) -> Any:
+        """The deprecated `type` / `options` / `metric_options` are folded into `backend`
+        and `metrics`; unset `metrics` follows the judge (the bundles for LLM judges)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        old_type, old_options = data.pop("type", None), data.pop("options", None)
+        if old_type is not None or old_options is not None:
+            deprecated_key("judge.type / judge.options", "judge.backend: {type: name, ...options}")
+            backend = data.get("backend")
+            base = _as_dict(backend) if backend is not None else {"type": "embedded"}
+            if old_type is not None:
+                base["type"] = old_type
+            if isinstance(old_options, dict):
+                base.update(old_options)
+            elif old_options is not None:
+                raise ValueError("judge.options: expected a mapping of options")
+            data["backend"] = base
+        kind = _as_dict(data.get("backend") or {"type": "embedded"}).get("type")
+        if data.get("metrics") is None:
+            data["metrics"] = default_metrics(kind if isinstance(kind, str) else "")
+        extra = data.pop("metric_options", None)
+        if extra:
+            deprecated_key("judge.metric_options", "judge.metrics: [{type: name, ...options}]")
+            if not isinstance(extra, dict):
+                raise ValueError("judge.metric_options: expected {metric: {option: value}}")
+            data["metrics"] = _fold(data["metrics"], extra)
         return data
+
+
+def _as_dict(spec: Any) -> dict[str, Any]:
+    if isinstance(spec, Component):
+        return {"type": spec.type, **spec.options}
+    if isinstance(spec, str):
+        return {"type": spec}
+    return dict(spec) if isinstance(spec, dict) else {"type": spec}
+
+
+def _fold(metrics: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """`metric_options` (deprecated) into the metrics it names."""
+    specs = [_as_dict(m) for m in metrics] if isinstance(metrics, list) else []
+    names = [s.get("type") for s in specs]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise ValueError(
+            f"judge.metric_options names metrics that are not enabled: {unknown} (a metric"
+            " inside an enabled bundle takes the bundle's options: list the metric itself in"
+            " judge.metrics to give it its own)"
+        )
+    out = []
+    for spec in specs:
+        more = options.get(str(spec.get("type")), {})
+        if not isinstance(more, dict):
+            raise ValueError(f"judge.metric_options.{spec.get('type')}: expected a mapping")
+        out.append({**spec, **more})
+    return out

@@ -1,6 +1,6 @@
 """``tonality``: compliance of the response with brand-voice guidelines. LLM judges only.
 
-The guidelines come from the settings (``judge.metric_options.tonality.guidelines``: a
+The guidelines come from the settings (``judge.metrics: [{type: tonality, guidelines: ...}]``: a
 list of strings, or one string with one guideline per line), not from the event, so the
 metric runs on every sampled turn (it is not reference-based). One call judges the
 response against every numbered guideline: complies, violates or not applicable.
@@ -65,7 +65,9 @@ class Tonality(TwoPathMetric):
             raise ValueError("guidelines must be a list of strings")
         self.guidelines = [g.strip() for g in items if g.strip()]
         if not self.guidelines:
-            raise ValueError("tonality needs guidelines: judge.metric_options.tonality.guidelines")
+            raise ValueError(
+                "tonality needs guidelines: judge.metrics: [{type: tonality, guidelines: [...]}]"
+            )
         if len(self.guidelines) > MAX_GUIDELINES:
             raise ValueError(f"at most {MAX_GUIDELINES} tonality guidelines")
         super().__init__(prompt_version=prompt_version, prompt_dir=prompt_dir, limits=limits)

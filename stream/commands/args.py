@@ -65,6 +65,17 @@ def write_output(text: str, output: str) -> None:
         print(f"ragpulse: wrote {output}", file=sys.stderr)
 
 
+def add_report_outputs(parser: argparse.ArgumentParser, formats: str) -> None:
+    """The repeatable `--output/-o` of the report commands (format by suffix)."""
+    parser.add_argument(
+        "--output",
+        "-o",
+        action="append",
+        required=True,
+        help=f"report file; format by suffix: {formats} (repeatable)",
+    )
+
+
 def check_outputs(kind: str, outputs: list[str]) -> None:
     """InputError unless every output's suffix has a renderer for reports of `kind`."""
     from exporters.reports import report_formats

@@ -12,6 +12,7 @@ from typing import Any
 from stream.commands.args import (
     EXIT_USAGE,
     InputError,
+    add_report_outputs,
     check_outputs,
     eprint,
     key_value,
@@ -39,13 +40,7 @@ def add_parser(sub: Any) -> None:
         metavar="METRIC=VALUE",
         help="good/bad cut of a metric (repeatable)",
     )
-    c.add_argument(
-        "--output",
-        "-o",
-        action="append",
-        required=True,
-        help="report file; format by suffix: .json .md (repeatable)",
-    )
+    add_report_outputs(c, ".json .md")
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 from stream.commands.args import (
     EXIT_USAGE,
     InputError,
+    add_report_outputs,
     check_outputs,
     eprint,
     key_value,
@@ -31,13 +32,7 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--input", "-i", required=True, help="events JSONL, or - for stdin")
     e.add_argument("--labels", help="JSONL of {event_id, labels} merged into the events")
     e.add_argument("--baseline", help="a previous JSON report: test for regressions")
-    e.add_argument(
-        "--output",
-        "-o",
-        action="append",
-        required=True,
-        help="report file; format by suffix: .json .md .html (repeatable)",
-    )
+    add_report_outputs(e, ".json .md .html")
     e.add_argument("--judge", default="embedded", help="embedded (default), openai or none")
     e.add_argument("--sample-rate", type=rate, default=1.0, help="share judged (default 1)")
     e.add_argument(

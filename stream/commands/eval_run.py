@@ -164,7 +164,7 @@ def run_eval(
 
 def judging_for(settings: Settings, judge_type: str) -> JudgeService | None:
     """A JudgeService for `judge_type` (none: None); ConfigError when it cannot be built."""
-    settings.judge.type = judge_type
+    settings.judge.backend = settings.judge.backend.with_type(judge_type)
     try:
         return build_judging(settings)
     except ConfigError:

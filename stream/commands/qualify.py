@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from stream.commands.args import non_negative, positive_int, scores_source
+from stream.commands.args import add_report_outputs, non_negative, positive_int, scores_source
 from stream.runtime.settings import Settings
 
 __all__ = ["add_parser", "run"]
@@ -37,13 +37,7 @@ def add_parser(sub: Any) -> None:
     q.add_argument(
         "--write-rewrites", metavar="FILE", help="write the rewrite events (JSONL) for scoring"
     )
-    q.add_argument(
-        "--output",
-        "-o",
-        action="append",
-        required=True,
-        help="report file; format by suffix: .json .md (repeatable)",
-    )
+    add_report_outputs(q, ".json .md")
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:

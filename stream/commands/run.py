@@ -16,11 +16,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from exporters import Metrics
+    from exporters import PromFamilies
     from exporters.otel import setup_otel
     from stream.runtime.factory import build_sidecar
 
     setup_otel()
-    metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
-    sidecar = build_sidecar(settings, metrics)
+    prom = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
+    sidecar = build_sidecar(settings, prom)
     return asyncio.run(sidecar.run())

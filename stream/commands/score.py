@@ -36,7 +36,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     from stream.runtime.judging_build import build_judging, sampler_for
     from stream.runtime.pipeline import Pipeline
 
-    settings.judge.type = args.judge  # offline scoring judges only when asked to
+    # offline scoring judges only when asked to
+    settings.judge.backend = settings.judge.backend.with_type(args.judge)
     if args.sample_rate is not None:
         settings.sampling.rate = args.sample_rate
     if not args.budget:  # a file has no wall-clock rate: a per-minute budget would only starve it

@@ -10,6 +10,8 @@ and heap tuning are in `stream.platform`).
 - :mod:`stream.contract.errors`: `RagpulseError`, the root of every error raised on purpose;
 - :mod:`stream.contract.registry`: the one name -> factory registry behind every extension
   point (detectors, judge metrics, judges, drift detectors);
+- :mod:`stream.contract.sections`: `Section` (a settings block) and `Component`
+  (``{type: name, ...options}``), the two shapes every settings section is made of;
 - :mod:`stream.contract.scales`: severity bands and gate tiers;
 - :mod:`stream.contract.failure_modes`: the failure modes a scorecard can name;
 - :mod:`stream.contract.reference`: the reference (expected answer, required
@@ -22,18 +24,22 @@ from stream.contract.failure_modes import FAILURE_MODES
 from stream.contract.reference import REFERENCE_FIELDS, Reference, reference_of
 from stream.contract.registry import Registry
 from stream.contract.scales import GATES, SEVERITY_BANDS, severity
+from stream.contract.sections import Component, ComponentSpec, Section
 
 __all__ = [
     "FAILURE_MODES",
     "GATES",
     "REFERENCE_FIELDS",
     "SEVERITY_BANDS",
+    "Component",
+    "ComponentSpec",
     "Event",
     "EventLimits",
     "InvalidEvent",
     "RagpulseError",
     "Reference",
     "Registry",
+    "Section",
     "parse_event",
     "reference_of",
     "severity",

@@ -23,13 +23,14 @@ from typing import TextIO
 
 from aiokafka import AIOKafkaProducer
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.judges.settings import default_metrics
+from stream.contract.sections import Component
 from stream.demo.broker import EmbeddedBroker
 from stream.demo.traffic import generate
+from stream.runtime.components import build_detectors
 from stream.runtime.factory import build_sidecar
 from stream.runtime.kafka_config import aiokafka_kwargs, ensure_topics
-from stream.runtime.pipeline import build_detectors
 from stream.runtime.settings import Settings
 
 __all__ = ["DEMO_COMPOUND_WEIGHTS", "demo_settings", "run_demo"]
@@ -56,9 +57,11 @@ def demo_settings(settings: Settings) -> tuple[Settings, list[str]]:
     :data:`DEMO_COMPOUND_WEIGHTS` when none are configured."""
     settings, changed = _demo_canaries(settings)
     judge = settings.judge
-    if judge.type != "embedded" or judge.metrics != default_metrics("embedded"):
+    if judge.backend.type != "embedded" or judge.metric_names() != default_metrics("embedded"):
         return settings, changed
-    update: dict[str, object] = {"metrics": [*judge.metrics, *DEMO_EXTRA_METRICS]}
+    update: dict[str, object] = {
+        "metrics": [*judge.metrics, *(Component(type=m) for m in DEMO_EXTRA_METRICS)]
+    }
     changed.append(f"judge.metrics += {', '.join(DEMO_EXTRA_METRICS)}")
     if not judge.compound.weights:
         update["compound"] = judge.compound.model_copy(
@@ -105,7 +108,7 @@ async def _replay(settings: Settings, rate: float, degrade_after: float, seed: i
 _SHOWN_METRICS = ("faithfulness", "answer_relevance", "context_relevance")
 
 
-def _totals(metrics: Metrics, detectors: list[str]) -> tuple[float, str]:
+def _totals(metrics: PromFamilies, detectors: list[str]) -> tuple[float, str]:
     value = metrics.registry.get_sample_value
     consumed = value("ragpulse_events_total", {"outcome": "consumed"}) or 0.0
     dlq = value("ragpulse_events_total", {"outcome": "dead_lettered"}) or 0.0
@@ -140,7 +143,7 @@ def _totals(metrics: Metrics, detectors: list[str]) -> tuple[float, str]:
     return consumed, f"consumed={consumed:.0f} dlq={dlq:.0f} | hits: {hits}{judge}{alarms}"
 
 
-async def _report(metrics: Metrics, detectors: list[str], out: TextIO) -> None:
+async def _report(metrics: PromFamilies, detectors: list[str], out: TextIO) -> None:
     started, last = time.monotonic(), 0.0
     while True:
         await asyncio.sleep(5.0)
@@ -169,7 +172,7 @@ async def run_demo(
             }
         )
         await ensure_topics(settings.kafka)
-        metrics = Metrics.with_label_caps(settings.labels.max_values, settings.labels.allow)
+        metrics = PromFamilies.with_label_caps(settings.labels.max_values, settings.labels.allow)
         sidecar = build_sidecar(settings, metrics)
         stop = asyncio.Event()
         if duration:

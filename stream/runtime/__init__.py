@@ -7,9 +7,11 @@ pays only for what it uses):
 - :mod:`~stream.runtime.pipeline`: `Pipeline.process(raw) -> Result`, shared by every source;
 - :mod:`~stream.runtime.factory`: `build_sidecar(settings, metrics)`, the configured engine;
 - :mod:`~stream.runtime.engine`: `SidecarBase`, what the engines share, composed of
+  :mod:`~stream.runtime.router`, :mod:`~stream.runtime.serving`,
   :mod:`~stream.runtime.health`, :mod:`~stream.runtime.fleet` and
   :mod:`~stream.runtime.judge_bridge`;
-- :mod:`~stream.runtime.engine_aiokafka` and :mod:`~stream.runtime.engine_faust`: the engines;
+- :mod:`~stream.runtime.engine_aiokafka` and :mod:`~stream.runtime.engine_faust`: the engines
+  (private faust/aiokafka attributes only through :mod:`~stream.runtime.kafka_private`);
 - :mod:`~stream.runtime.filesource`: scoring files and stdin (`ragpulse score`).
 """
 

@@ -30,12 +30,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.drift.alarms import AlarmEvent, AlarmPolicy
-from monitors.drift.base import create_drift_detector
 from monitors.judges.canaries import CanaryMonitor, CanaryRound, CanarySet, load_canaries
 from monitors.judges.health_settings import CanarySettings
 from stream.contract.errors import RagpulseError
+from stream.runtime.components import check_drift_detectors
 from stream.runtime.judging import CANARY, JudgeResult, JudgeService
 from stream.runtime.sampler import Sampler, SamplerBudget
 from stream.runtime.settings import ConfigError
@@ -70,11 +70,7 @@ def check_canaries(settings: CanarySettings, budget: SamplerBudget | None = None
                 f" over {MAX_BUDGET_SHARE:.0%} of sampling.budget.calls_per_minute"
                 f" ({budget.calls_per_minute:g}): raise the interval or the budget"
             )
-    for i, spec in enumerate(settings.detectors):
-        try:
-            create_drift_detector(dict(spec))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"judge.health.canaries.detectors.{i}: {exc}") from None
+    check_drift_detectors(settings.detectors, "judge.health.canaries.detectors")
 
 
 class CanaryRunner:
@@ -82,7 +78,7 @@ class CanaryRunner:
         self,
         settings: CanarySettings,
         judging: JudgeService,
-        metrics: Metrics,
+        prom: PromFamilies,
         sampler: Sampler | None = None,
         calls_per_turn: float = 1.0,
         clock: Callable[[], float] = time.time,
@@ -90,7 +86,7 @@ class CanaryRunner:
         """Raises a RagpulseError (ValueError) naming the file or option that is wrong."""
         self.settings = settings
         self.judging = judging
-        self.metrics = metrics
+        self.prom = prom
         self.sampler = sampler
         self.calls_per_turn = calls_per_turn
         self.clock = clock
@@ -103,7 +99,7 @@ class CanaryRunner:
         outputs = {o for m in judging.judge_metrics for o in m.outputs}
         #: the canary set's metrics that an enabled judge metric scores
         self.watched = [m for m in self.canaries.metrics() if m in outputs]
-        metrics.judge_health.declare_canaries(judging.name, self.canaries.name, self.watched)
+        prom.judge_health.declare_canaries(judging.name, self.canaries.name, self.watched)
 
     async def run(self, publish: PublishAlarm | None = None) -> None:
         """Judge a round every `interval_s`, its turns spread over it, until cancelled."""
@@ -120,7 +116,7 @@ class CanaryRunner:
             await asyncio.sleep(max(0.0, self.settings.interval_s - (time.monotonic() - started)))
 
     def _count(self, outcome: str) -> None:
-        self.metrics.judge_health.canary_rounds.labels(
+        self.prom.judge_health.canary_rounds.labels(
             self.judging.name, self.canaries.name, outcome
         ).inc()
 
@@ -175,7 +171,7 @@ class CanaryRunner:
                 if outcome is None or outcome.status == "skipped":
                     continue  # the metric is not enabled, or cannot score this turn
                 round_.add(metric, expected, outcome.score)
-        h = self.metrics.judge_health
+        h = self.prom.judge_health
         for metric in sorted(set(round_.scores) | set(round_.errors)):
             if (errors := round_.errors.get(metric, 0)) > 0:
                 h.canary_verdicts.labels(judge, metric, name, "judge_error").inc(errors)

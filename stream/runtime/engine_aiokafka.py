@@ -1,8 +1,8 @@
 """`engine: aiokafka` — the batch engine: `getmany` batches, manual commit after export.
 
-Each fetched batch goes message by message through the same Pipeline and
-:meth:`SidecarBase.route` as the faust engine; every record it produces (scorecards,
-dead letters, alarms) is appended to a Kafka record batch per output partition
+Each fetched batch goes message by message through the same Pipeline and router
+(:class:`~stream.runtime.router.OutputRouter`) as the faust engine; every record it
+produces (scorecards, dead letters, alarms) is appended to a Kafka record batch per output partition
 (:class:`~stream.runtime.batch_publisher.BatchPublisher`), the batches are published, the engine
 waits until all of them are delivered and only then commits the batch's offsets. A
 crash before the commit means the batch is processed again (at-least-once; the dedupe
@@ -40,18 +40,16 @@ MAX_RECORDS = 1000  # per getmany batch
 
 
 class _Listener(ConsumerRebalanceListener):
+    """aiokafka's rebalance hooks, handed to the engine."""
+
     def __init__(self, engine: AiokafkaSidecar) -> None:
         self.engine = engine
 
     async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
-        self.engine._revoking = True
-        async with self.engine._batch_lock:  # the batch in flight is committed first
-            if self.engine._guard is not None:
-                self.engine._guard.forget(revoked)
+        await self.engine._on_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
-        self.engine._revoking = False
-        log.info("assigned partitions %s", sorted(tp.partition for tp in assigned))
+        await self.engine._on_assigned(assigned)
 
 
 class AiokafkaSidecar(SidecarBase):
@@ -67,7 +65,17 @@ class AiokafkaSidecar(SidecarBase):
         self._batch_lock = asyncio.Lock()
         self._revoking = True  # not ready before the first assignment
         self._stopping = False
-        self.outputs = OutputGuard(self.settings.kafka, self.metrics)
+        self.outputs = OutputGuard(self.settings.kafka, self.prom)
+
+    async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
+        self._revoking = True
+        async with self._batch_lock:  # the batch in flight is committed first
+            if self._guard is not None:
+                self._guard.forget(revoked)
+
+    async def _on_assigned(self, assigned: list[TopicPartition]) -> None:
+        self._revoking = False
+        log.info("assigned partitions %s", sorted(tp.partition for tp in assigned))
 
     async def _engine_start(self) -> None:
         k = self.settings.kafka
@@ -117,7 +125,7 @@ class AiokafkaSidecar(SidecarBase):
         batch: dict[TopicPartition, list[Any]],
         skipped: Sequence[SkippedBatch] = (),
     ) -> None:
-        process, route = self.pipeline.process, self.route
+        process, route = self.pipeline.process, self.router.route
         commit: dict[TopicPartition, int] = {}
         for tp, records in batch.items():
             topic, partition = tp.topic, tp.partition
@@ -126,7 +134,7 @@ class AiokafkaSidecar(SidecarBase):
                 await route(result, rec.key, rec.value, topic, partition, rec.offset, rec.headers)
             commit[tp] = records[-1].offset + 1
         for skip in skipped:  # after the records before it; committed past it
-            await self.skip_batch(skip)
+            await self.router.skip_batch(skip)
             tp = TopicPartition(skip.topic, skip.partition)
             commit[tp] = max(commit.get(tp, 0), skip.next_offset)
         await self._delivered()

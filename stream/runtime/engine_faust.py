@@ -21,6 +21,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
+from stream.runtime import kafka_private
 from stream.runtime.engine import Headers, SidecarBase
 from stream.runtime.fetch_guard import FetchGuard, SkippedBatch, undecodable
 from stream.runtime.kafka_config import aiokafka_kwargs, faust_credentials
@@ -41,7 +42,7 @@ class FaustSidecar(SidecarBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.outputs = OutputGuard(self.settings.kafka, self.metrics)
+        self.outputs = OutputGuard(self.settings.kafka, self.prom)
         self.app = self._build_app()
         self._admin: Any = None  # AIOKafkaAdminClient while running (lag probes)
 
@@ -82,10 +83,11 @@ class FaustSidecar(SidecarBase):
         }
 
         async def detect(stream: faust.StreamT) -> None:
+            route = self.router.route
             async for event in stream.events():
                 msg = event.message
                 result = self.pipeline.process(event.value)
-                await self.route(result, event.key, event.value, msg.topic, msg.partition,
+                await route(result, event.key, event.value, msg.topic, msg.partition,
                                  msg.offset, msg.headers or ())  # fmt: skip
 
         app.agent(source, name="ragpulse.detect")(detect)
@@ -131,10 +133,16 @@ class FaustSidecar(SidecarBase):
         """faust's consumer thread fetches through FetchGuard: a batch that does not decode
         is skipped, dead-lettered and counted, as on the aiokafka engine, and its offsets
         become a faust gap, committed with the next record acked after them."""
-        thread: Any = getattr(self.app.consumer, "_thread", None)
-        if thread is None or getattr(thread, "_ragpulse_guarded", False):
+        thread = kafka_private.consumer_thread(self.app.consumer)
+        if thread is None or not kafka_private.guard_fetch(thread, self._guarded):
             return
-        fetch = thread._fetch_records
+        level = self.settings.kafka.isolation_level  # faust reads committed only in EOS mode
+        kafka_private.on_worker_consumer(
+            thread, partial(kafka_private.set_isolation_level, level=level)
+        )
+
+    def _guarded(self, fetch: kafka_private.Fetch) -> kafka_private.Fetch:
+        """faust's fetch, stepping past batches that do not decode (`FetchGuard`)."""
         guards: dict[int, FetchGuard] = {}
 
         async def guarded(
@@ -158,26 +166,17 @@ class FaustSidecar(SidecarBase):
             guard.note(batch)
             return batch
 
-        thread._fetch_records = guarded
-        thread._ragpulse_guarded = True
-        create, level = thread._create_worker_consumer, self.settings.kafka.isolation_level
-
-        def create_consumer(transport: Any) -> Any:  # faust reads committed only in EOS mode
-            consumer = create(transport)
-            consumer._isolation_level = level  # read by the fetcher aiokafka builds at start
-            return consumer
-
-        thread._create_worker_consumer = create_consumer
+        return guarded
 
     def _skipped(self, skip: SkippedBatch) -> None:
         async def record() -> None:
-            await self.skip_batch(skip)
+            await self.router.skip_batch(skip)
             from faust.types import TP
 
             tp = TP(skip.topic, skip.partition)
             # faust's gap is inclusive of its last offset: the batch is first..next_offset - 1
             last = skip.next_offset - 1
-            await self.app.consumer._add_gap(tp, skip.first_offset, last)  # type: ignore[attr-defined]
+            await kafka_private.add_gap(self.app.consumer, tp, skip.first_offset, last)
 
         self.judge_bridge.track(record())
 
@@ -207,7 +206,7 @@ class FaustSidecar(SidecarBase):
 
     def _engine_failure(self) -> str | None:
         if self.app.should_stop or self.app.crashed:
-            return str(self.app._crash_reason)
+            return str(self.app.crash_reason)  # mode's public Service.crash_reason
         return None
 
     def _rebalancing(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.platform.heap import tune_heap
 from stream.runtime.engine import SidecarBase
 from stream.runtime.settings import Settings
@@ -10,7 +10,7 @@ from stream.runtime.settings import Settings
 __all__ = ["build_sidecar"]
 
 
-def build_sidecar(settings: Settings, metrics: Metrics) -> SidecarBase:
+def build_sidecar(settings: Settings, prom: PromFamilies) -> SidecarBase:
     """The sidecar for `settings.engine`: "aiokafka" (default) or "faust". Each engine's
     module is imported only when chosen (faust costs ~14 MiB of RSS). The C heap is tuned
     first, before the judge and HTTP threads exist (`heap` settings)."""
@@ -18,7 +18,7 @@ def build_sidecar(settings: Settings, metrics: Metrics) -> SidecarBase:
     if settings.engine == "aiokafka":
         from stream.runtime.engine_aiokafka import AiokafkaSidecar
 
-        return AiokafkaSidecar.from_settings(settings, metrics)
+        return AiokafkaSidecar.from_settings(settings, prom)
     from stream.runtime.engine_faust import FaustSidecar
 
-    return FaustSidecar.from_settings(settings, metrics)
+    return FaustSidecar.from_settings(settings, prom)

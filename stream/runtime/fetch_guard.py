@@ -35,6 +35,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.memory_records import MemoryRecords
 
+from stream.runtime import kafka_private
+
 __all__ = ["FetchGuard", "SkippedBatch", "undecodable"]
 
 log = logging.getLogger(__name__)
@@ -245,11 +247,11 @@ class FetchGuard:
 
     async def _raw_batch(self, tp: TopicPartition, offset: int) -> tuple[int, int, bytes] | None:
         """The batch holding `offset`, as raw bytes, from one Fetch to the partition leader."""
-        client = self._consumer._client
+        client = kafka_private.client(self._consumer)
         node = client.cluster.leader_for_partition(tp)
         if node is None or node < 0:
             return None
-        isolation = 1 if self._consumer._isolation_level == "read_committed" else 0
+        isolation = 1 if kafka_private.isolation_level(self._consumer) == "read_committed" else 0
         request = FetchRequest(
             _PROBE_MS, 1, _RAW_FETCH_BYTES, isolation,
             [(tp.topic, [(tp.partition, offset, _RAW_FETCH_BYTES)])],

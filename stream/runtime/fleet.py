@@ -19,7 +19,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.fleet import RECORD_VERSION, Command, ObservationBuffer, encode
 from stream.runtime.fleet_owner import DriftOwner
 from stream.runtime.fleet_topics import ensure_fleet_topics
@@ -34,12 +34,12 @@ log = logging.getLogger(__name__)
 
 
 class FleetDrift:
-    def __init__(self, settings: Settings, pipeline: Pipeline, metrics: Metrics) -> None:
-        self.settings, self.metrics = settings, metrics
+    def __init__(self, settings: Settings, pipeline: Pipeline, prom: PromFamilies) -> None:
+        self.settings, self.prom = settings, prom
         k, d = settings.kafka, settings.drift
         self.buffer = ObservationBuffer(k.group_id, d.interval_s)
         pipeline.observe_into(self.buffer)
-        self.owner = DriftOwner(settings, metrics, pipeline.alarm)
+        self.owner = DriftOwner(settings, prom, pipeline.alarm)
         self.partitions = 0
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
@@ -75,7 +75,7 @@ class FleetDrift:
         producer = self._producer
         if producer is None:
             return 0
-        k, fm = self.settings.kafka, self.metrics.fleet
+        k, fm = self.settings.kafka, self.prom.fleet
         records = self.buffer.flush(now, everything)
         sent = 0
         try:
@@ -83,7 +83,7 @@ class FleetDrift:
             for rec in records:
                 value, key = encode(rec), rec.series.encode()
                 if record_bytes(key, value) > k.max_record_bytes:  # sized before it is sent
-                    self.metrics.output_refused.labels("observation", "too_large",
+                    self.prom.output_refused.labels("observation", "too_large",
                                                        "dropped").inc()  # fmt: skip
                     continue
                 futures.append(await producer.send(k.observations_topic, value, key=key))

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.drift.monitor import DriftMonitor
 from monitors.fleet import (
     FleetOwner,
@@ -53,10 +53,10 @@ class _Listener(ConsumerRebalanceListener):
 
 
 class DriftOwner:
-    def __init__(self, settings: Settings, metrics: Metrics, export: Any) -> None:
+    def __init__(self, settings: Settings, prom: PromFamilies, export: Any) -> None:
         """`export(alarm)`: the pipeline's alarm export (gauge, counter, OTel, log line)."""
-        self.settings, self.metrics, self._export = settings, metrics, export
-        self.monitor = DriftMonitor(settings.drift, metrics.cap_service,
+        self.settings, self.prom, self._export = settings, prom, export
+        self.monitor = DriftMonitor(settings.drift, prom.cap_service,
                                     on_stream=self._declare)  # fmt: skip
         self.owner = FleetOwner(settings.drift, self.monitor, settings.kafka.group_id)
         self._consumer: AIOKafkaConsumer | None = None
@@ -69,8 +69,8 @@ class DriftOwner:
 
     def _declare(self, key: Any) -> None:
         labels = (key.metric, key.detector, key.service)
-        self.metrics.drift_alarm.labels(*labels)
-        self.metrics.drift_alarms.labels(*labels)
+        self.prom.drift_alarm.labels(*labels)
+        self.prom.drift_alarms.labels(*labels)
         self._shown.add(labels)
 
     # ------------------------------------------------------------------ lifecycle
@@ -114,7 +114,7 @@ class DriftOwner:
     # ------------------------------------------------------------------ ownership
     async def assigned(self, partitions: list[int]) -> None:
         async with self._lock:
-            fm = self.metrics.fleet
+            fm = self.prom.fleet
             states = await self._read_states(partitions)
             for p in partitions:
                 self.owner.assign(p)
@@ -187,12 +187,12 @@ class DriftOwner:
         for stream in self.monitor.streams.values():
             labels = (stream.key.metric, stream.key.detector, stream.key.service)
             owned.add(labels)
-            self.metrics.drift_alarm.labels(*labels).set(1 if stream.active else 0)
+            self.prom.drift_alarm.labels(*labels).set(1 if stream.active else 0)
         for labels in self._shown - owned:
             with contextlib.suppress(KeyError):
-                self.metrics.drift_alarm.remove(*labels)
+                self.prom.drift_alarm.remove(*labels)
         self._shown = owned
-        fm = self.metrics.fleet
+        fm = self.prom.fleet
         fm.owned_partitions.set(len(self.owner.partitions))
         fm.owned_series.set(len(self.owner.series()))
 
@@ -209,7 +209,7 @@ class DriftOwner:
 
     async def _tick(self) -> None:
         assert self._consumer is not None
-        consumer, fm = self._consumer, self.metrics.fleet
+        consumer, fm = self._consumer, self.prom.fleet
         k = self.settings.kafka
         batch = await consumer.getmany(timeout_ms=200, max_records=2000)
         async with self._lock:
@@ -258,7 +258,7 @@ class DriftOwner:
         for alarm in owned.outbox:
             body, key = json.dumps(alarm).encode(), alarm["metric"].encode()
             if record_bytes(key, body) > k.max_record_bytes:  # never for the schema's fields
-                self.metrics.output_refused.labels("alarm", "too_large", "dropped").inc()
+                self.prom.output_refused.labels("alarm", "too_large", "dropped").inc()
                 continue
             await (await self._producer.send(k.alarms_topic, body, key=key))
         owned.outbox = []
@@ -266,7 +266,7 @@ class DriftOwner:
 
     async def _snapshot(self, series: list[OwnedSeries], commit: bool = False) -> None:
         assert self._producer is not None
-        k, fm = self.settings.kafka, self.metrics.fleet
+        k, fm = self.settings.kafka, self.prom.fleet
         for owned in series:
             try:
                 value = encode_state(self.owner.record(owned))
@@ -277,7 +277,7 @@ class DriftOwner:
                 continue
             if record_bytes(state_key(k.group_id, owned.sid), value) > k.max_record_bytes:
                 fm.state_too_large.inc()
-                self.metrics.output_refused.labels("state", "too_large", "dropped").inc()
+                self.prom.output_refused.labels("state", "too_large", "dropped").inc()
                 log.warning("drift state of %s is %d bytes, over kafka.max_record_bytes; not"
                             " written", owned.sid[:120], len(value))  # fmt: skip
                 continue

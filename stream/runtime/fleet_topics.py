@@ -16,6 +16,7 @@ import time
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import NewTopic
 
+from stream.runtime import kafka_private
 from stream.runtime.kafka_config import aiokafka_kwargs, ensure_topics
 from stream.runtime.settings import ConfigError, KafkaSettings
 
@@ -33,7 +34,7 @@ async def partition_count(k: KafkaSettings, topic: str, wait_s: float = 10.0) ->
     try:
         deadline = time.monotonic() + wait_s
         while True:
-            await consumer._client.force_metadata_update()  # aiokafka has no public refresh
+            await kafka_private.force_metadata_update(consumer)  # no public refresh
             parts = consumer.partitions_for_topic(topic)
             if parts or time.monotonic() >= deadline:
                 return len(parts or ())

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.progress import ProgressTracker
 from stream.runtime.settings import Settings
 
@@ -34,12 +34,12 @@ class Health:
     def __init__(
         self,
         settings: Settings,
-        metrics: Metrics,
+        prom: PromFamilies,
         highwaters: Highwaters,
         committed: Committed,
         rebalancing: Callable[[], bool],
     ) -> None:
-        self.settings, self.metrics = settings, metrics
+        self.settings, self.prom = settings, prom
         self._highwaters, self._committed, self._rebalancing = highwaters, committed, rebalancing
         self.progress = ProgressTracker(settings.progress.stall_after_s)
         self.started = False
@@ -70,7 +70,7 @@ class Health:
                 log.warning("broker unreachable: %s", type(exc).__name__)
                 self._broker_lost = time.monotonic()
             self.broker_ok = False
-            self.metrics.ready.set(0)
+            self.prom.ready.set(0)
             return
         if not self.broker_ok and self._broker_lost is not None:
             log.warning("broker reachable again after %.1fs", time.monotonic() - self._broker_lost)
@@ -82,10 +82,10 @@ class Health:
             log.warning("committed offsets unavailable: %s", type(exc).__name__)
             committed = {p: self.progress.committed(p) for p in highwaters}
         self._export(highwaters, committed)
-        self.metrics.ready.set(1 if self.readiness()[0] else 0)
+        self.prom.ready.set(1 if self.readiness()[0] else 0)
 
     def _export(self, highwaters: dict[int, int], committed: dict[int, int | None]) -> None:
-        m = self.metrics
+        m = self.prom
         for partition in self.progress.retain(set(highwaters)):
             families = (m.consumer_lag, m.consumer_stalled, m.consumer_committed, m.consumer_end)
             for family in families:

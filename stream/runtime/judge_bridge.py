@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.drift.alarms import AlarmEvent
 from stream.contract.events import Event
 from stream.runtime.judging import POPULATION_REASONS, JudgeResult, JudgeService
@@ -38,12 +38,12 @@ class JudgeBridge:
         self,
         judging: JudgeService | None,
         pipeline: Pipeline,
-        metrics: Metrics,
+        prom: PromFamilies,
         scores_topic: str,
         publish: Publish,
         publish_alarm: PublishAlarm,
     ) -> None:
-        self.judging, self.pipeline, self.metrics = judging, pipeline, metrics
+        self.judging, self.pipeline, self.prom = judging, pipeline, prom
         self._scores_topic = scores_topic
         self._publish, self._publish_alarm = publish, publish_alarm
         self._open = judging is not None
@@ -65,17 +65,17 @@ class JudgeBridge:
             return
         out_key = key if key is not None else (event.conversation_id or event.event_id).encode()
         if not self._open:
-            self.metrics.dropped.labels("shutdown").inc()
+            self.prom.dropped.labels("shutdown").inc()
             self._flagged_dropped(failure_modes, "shutdown")
         elif not self.judging.submit(
             event, lambda result: self._on_judged(result, out_key), reason, wait_s, repeat
         ):
-            self.metrics.dropped.labels("judge_backlog").inc()
+            self.prom.dropped.labels("judge_backlog").inc()
             self._flagged_dropped(failure_modes, "judge_backlog")
 
     def _flagged_dropped(self, failure_modes: Sequence[str], reason: str) -> None:
         for mode in failure_modes:
-            self.metrics.dropped_flagged.labels(mode, reason).inc()
+            self.prom.dropped_flagged.labels(mode, reason).inc()
 
     def _on_judged(self, result: JudgeResult, key: bytes) -> None:
         """Called on the judge thread: publish the scorecard update from the event loop."""
@@ -118,7 +118,7 @@ class JudgeBridge:
             self._open = False
             left = await asyncio.to_thread(self.judging.close, timeout_s)
             if left:
-                self.metrics.dropped.labels("shutdown").inc(left)
+                self.prom.dropped.labels("shutdown").inc(left)
                 log.warning("shutdown: %d sampled events were not judged", left)
         await asyncio.sleep(0)  # let the updates scheduled by the judge thread start
         if self._updates:

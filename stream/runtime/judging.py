@@ -29,7 +29,7 @@ from exporters.judge_metrics import (
     is_population,
 )
 from exporters.otel import OtelEvents
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.judges.base import EmbeddedJudge, LLMJudge
 from monitors.judges.consistency import compare, shuffled
 from monitors.judges.settings import CompoundSettings
@@ -58,7 +58,7 @@ class JudgeService:
         judge_metrics: Sequence[JudgeMetric],
         queue_size: int,
         concurrency: int,
-        prom: Metrics | None = None,
+        prom: PromFamilies | None = None,
         events: OtelEvents | None = None,
         gates: GateEvaluator | None = None,
         windows_s: Mapping[str, float] | None = None,

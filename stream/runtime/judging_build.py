@@ -6,8 +6,9 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from exporters.otel import OtelEvents
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.metrics.base import MetricOutcome
+from stream.runtime.components import build_judge, build_metrics
 from stream.runtime.judging import JudgeService
 from stream.runtime.sampler import Sampler
 from stream.runtime.settings import ConfigError, Settings
@@ -19,55 +20,22 @@ log = logging.getLogger(__name__)
 
 
 def build_judging(
-    settings: Settings, prom: Metrics | None = None, events: OtelEvents | None = None
+    settings: Settings, prom: PromFamilies | None = None, events: OtelEvents | None = None
 ) -> JudgeService | None:
-    """The configured judge, metrics and gates behind a JudgeService (None: judge.type none).
+    """The configured judge, metrics and gates behind a JudgeService (None: judge.backend none).
 
     Raises ConfigError naming the setting when the judge or a metric cannot be built.
     """
     js = settings.judge
-    if js.type == "none":
+    if js.backend.type == "none":
         judged = [s.name for s in settings.slos if s.sli in ("judge_pass", "reference_correct")]
         if judged:
-            log.warning("judge.type is none: the SLOs %s count no events", judged)
+            log.warning("judge.backend is none: the SLOs %s count no events", judged)
         return None
-    import monitors.judges
-    import monitors.metrics  # noqa: F401  (registers the built-in metrics)
-    from monitors.judges.base import create_judge
-    from monitors.metrics.base import create_metric
     from monitors.metrics.gates import evaluate_gates, metric_floor
 
-    options = dict(js.options)
-    if js.api_key is not None:
-        options["api_key"] = js.api_key
-    # secrets read from the environment at start (never part of judge.options)
-    if js.headers_from_env:
-        options["secret_headers"] = js.secret_headers()
-    if js.query_from_env:
-        options["secret_query"] = js.secret_query()
-    if js.allow_insecure_http:
-        options["allow_insecure_http"] = True
-    try:
-        judge = create_judge(js.type, **options)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"judge.type / judge.options: {exc}") from None
-    built = []
-    for name in js.metrics:
-        try:
-            built.append(create_metric(name, **js.metric_options.get(name, {})))
-        except ValueError as exc:
-            raise ConfigError(f"judge.metrics / judge.metric_options.{name}: {exc}") from None
-    unknown = sorted(set(js.metric_options) - set(js.metrics))
-    if unknown:
-        inside = {n: m.name for m in built for n in unknown if n in m.outputs}
-        hint = "".join(
-            f"; {n} is part of the enabled bundle {b}: set judge.metric_options.{b}, or list "
-            f"{n} in judge.metrics instead of {b}"
-            for n, b in inside.items()
-        )
-        raise ConfigError(
-            f"judge.metric_options names metrics that are not enabled: {unknown}{hint}"
-        )
+    judge = build_judge(settings)
+    built = build_metrics(settings)
     outputs = {o for m in built for o in m.outputs}
     unscored = sorted(set(js.compound.weights) - outputs)
     if unscored:

@@ -7,7 +7,6 @@ It is synchronous and does no I/O: sources decide where results are written.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from collections import OrderedDict
@@ -17,14 +16,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from detectors import Detection, Detector, Scanner, create_detector
+from detectors import Detection, Scanner
 from exporters.event_metrics import EventMetrics
 from exporters.otel import OtelEvents
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.drift.alarms import AlarmEvent, StreamKey
 from monitors.drift.monitor import DriftMonitor
 from monitors.fleet import ObservationBuffer
 from stream.contract.events import Event, InvalidEvent, parse_event
+from stream.runtime.components import build_detectors
 from stream.runtime.sampler import Sampler
 from stream.runtime.settings import ConfigError, Settings
 
@@ -105,25 +105,6 @@ class Dedupe:
         return False
 
 
-def build_detectors(settings: Settings) -> list[Detector]:
-    for module in settings.detectors.plugins:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ConfigError(f"detectors.plugins: cannot import {module!r}: {exc}") from None
-    enabled = settings.detectors.enabled
-    unknown = sorted(set(settings.detectors.options) - set(enabled))
-    if unknown:
-        raise ConfigError(f"detectors.options names detectors that are not enabled: {unknown}")
-    built: list[Detector] = []
-    for name in enabled:
-        try:
-            built.append(create_detector(name, **settings.detectors.options.get(name, {})))
-        except ValueError as exc:
-            raise ConfigError(f"detectors.enabled / detectors.options.{name}: {exc}") from None
-    return built
-
-
 #: which unknown event fields a scorecard copies under "extra" (`scorecard.extra`)
 Passthrough = Literal["all", "none"] | frozenset[str]
 
@@ -166,7 +147,7 @@ class Pipeline:
     def __init__(
         self,
         settings: Settings,
-        metrics: Metrics | None = None,
+        prom: PromFamilies | None = None,
         run_drift: bool = True,
         events: OtelEvents | None = None,
         sampler: Sampler | None = None,
@@ -179,10 +160,10 @@ class Pipeline:
         self.detectors = build_detectors(settings)
         self.scanner = Scanner(self.detectors)  # one pass per text for all their patterns
         self.dedupe = Dedupe(settings.dedupe.window_size)
-        self.metrics = metrics
-        if metrics is not None:
-            metrics.declare_slos(settings.slos)
-        self.export = EventMetrics(metrics) if metrics is not None else None
+        self.prom = prom
+        if prom is not None:
+            prom.declare_slos(settings.slos)
+        self.export = EventMetrics(prom) if prom is not None else None
         self._logged_failures: set[str] = set()
         self.sampler = sampler
         self._pressure = pressure
@@ -192,7 +173,7 @@ class Pipeline:
             try:
                 self.drift = DriftMonitor(
                     settings.drift,
-                    metrics.cap_service if metrics is not None else None,
+                    prom.cap_service if prom is not None else None,
                     on_stream=self._declare_stream,
                 )
             except ValueError as exc:

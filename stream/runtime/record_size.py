@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 from aiokafka import errors as kafka_errors
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from stream.runtime.dead_letters import Headers, output_letter
 from stream.runtime.settings import KafkaSettings
 
@@ -131,10 +131,10 @@ def shed_update(update: dict[str, Any]) -> tuple[bytes, list[str]]:
 class OutputGuard:
     """Sizes every record before it is sent; what cannot go out is dead-lettered or counted."""
 
-    def __init__(self, kafka: KafkaSettings, metrics: Metrics) -> None:
+    def __init__(self, kafka: KafkaSettings, prom: PromFamilies) -> None:
         self.cap, self.dlq_cap = kafka.max_record_bytes, kafka.dlq_max_value_bytes
         self.scores, self.dlq, self.alarms = kafka.scores_topic, kafka.dlq_topic, kafka.alarms_topic
-        self.metrics = metrics
+        self.prom = prom
         self._logged: set[tuple[str, str]] = set()
 
     def fit(
@@ -152,7 +152,7 @@ class OutputGuard:
             else:
                 body, parts = shed_update(doc)
             for part in parts:
-                self.metrics.scorecards_truncated.labels(part).inc()
+                self.prom.scorecards_truncated.labels(part).inc()
             if record_bytes(key, body, headers) <= self.cap:
                 return topic, key, body, headers or []
             value = body
@@ -167,7 +167,7 @@ class OutputGuard:
         cannot be published either, dropped and counted)."""
         kind = kind or self._kind(topic, value)[0]
         outcome = "dropped" if topic == self.dlq else "dead_lettered"
-        self.metrics.output_refused.labels(kind, reason, outcome).inc()
+        self.prom.output_refused.labels(kind, reason, outcome).inc()
         if (kind, reason) not in self._logged:  # once per kind: no flood, no record content
             self._logged.add((kind, reason))
             log.warning("%s on %s %s (%s): %s; counting further ones silently", kind, topic,

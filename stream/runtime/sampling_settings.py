@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
+
+from stream.contract.sections import Section
 
 __all__ = ["SamplerBoosts", "SamplerBudget", "SamplerSettings", "SamplerStrata"]
 
@@ -21,11 +23,7 @@ def _off(value: object) -> object:
 Off = BeforeValidator(_off)
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SamplerStrata(_Section):
+class SamplerStrata(Section):
     service: dict[str, Rate] = Field(default_factory=dict, description="rate per service")
     model: dict[str, Rate] = Field(default_factory=dict, description="rate per model")
     service_model: dict[str, dict[str, Rate]] = Field(
@@ -34,7 +32,7 @@ class SamplerStrata(_Section):
     )
 
 
-class SamplerBoosts(_Section):
+class SamplerBoosts(Section):
     failure_modes: list[str] = Field(
         default_factory=lambda: ["*"],
         description="failure modes whose presence boosts a turn; '*' = any, [] = none",
@@ -54,7 +52,7 @@ class SamplerBoosts(_Section):
     )
 
 
-class SamplerBudget(_Section):
+class SamplerBudget(Section):
     calls_per_minute: Annotated[Annotated[float, Field(gt=0)] | None, Off] = Field(
         120.0, description="judge calls per minute, no sliding minute exceeds it; null: no cap"
     )
@@ -98,7 +96,7 @@ class SamplerBudget(_Section):
         return self
 
 
-class SamplerSettings(_Section):
+class SamplerSettings(Section):
     enabled: bool = Field(True, description="false: no turn is judged (reason disabled)")
     rate: Rate = Field(0.05, description="base share of conversations judged")
     salt: str = Field("ragpulse", description="hash salt; same salt = same conversations chosen")

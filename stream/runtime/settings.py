@@ -16,7 +16,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -38,6 +37,7 @@ from monitors.judges.settings import JudgeSettings
 from monitors.metrics.gates import GateSettings
 from stream.contract.errors import RagpulseError
 from stream.contract.events import EventLimits
+from stream.contract.sections import Component, ComponentSpec, Section, deprecated_key
 from stream.runtime.progress import ProgressSettings
 from stream.runtime.sampler import SamplerSettings
 from stream.runtime.settings_sources import EnvSource, bad_json_env, explain, unknown_env
@@ -61,11 +61,7 @@ CONFIG_ENV = "RAGPULSE_CONFIG"
 _config_file: ContextVar[str | None] = ContextVar("ragpulse_config_file", default=None)
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class KafkaSettings(_Section):
+class KafkaSettings(Section):
     bootstrap_servers: str = Field(
         "localhost:9092",
         description="host:port[,host:port...]",
@@ -176,7 +172,7 @@ class KafkaSettings(_Section):
         return self
 
 
-class ScorecardSettings(_Section):
+class ScorecardSettings(Section):
     """What a scorecard carries beyond ragpulse's own fields (docs/reliability.md)."""
 
     extra: Literal["all", "none"] | list[str] = Field(
@@ -193,27 +189,45 @@ class ScorecardSettings(_Section):
         return v
 
 
-class DetectorSettings(_Section):
-    enabled: list[str] = Field(
-        description="registered detector names to run on every event",
+class DetectorSettings(Section):
+    enabled: list[ComponentSpec] = Field(
+        description="detectors to run on every event: a registered name, or"
+        " {type: name, ...options} (e.g. {type: policy, pack_dirs: [/etc/packs]})",
         default_factory=lambda: [
-            "refusal",
-            "policy",
-            "pii",
-            "citations",
-            "identifiers",
-            "source_policy",
+            Component(type=name)
+            for name in ("refusal", "policy", "pii", "citations", "identifiers", "source_policy")
         ],
     )
     options: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="keyword options per detector name"
+        default_factory=dict,
+        exclude=True,
+        description="deprecated (read for one more release): options per detector name;"
+        " write them in detectors.enabled as {type: name, ...options}",
     )
     plugins: list[str] = Field(
         default_factory=list, description="modules imported at start to register more detectors"
     )
 
+    @model_validator(mode="after")
+    def _fold_options(self) -> DetectorSettings:
+        """The deprecated `options` map goes into the components it names."""
+        if not self.options:
+            return self
+        deprecated_key("detectors.options", "detectors.enabled: [{type: name, ...options}]")
+        names = [c.type for c in self.enabled]
+        unknown = sorted(set(self.options) - set(names))
+        if unknown:
+            raise ValueError(f"detectors.options names detectors that are not enabled: {unknown}")
+        self.enabled = [c.with_options(**self.options.get(c.type, {})) for c in self.enabled]
+        self.options = {}
+        return self
 
-class LabelSettings(_Section):
+    def names(self) -> list[str]:
+        """The enabled detectors' registered names, in order."""
+        return [c.type for c in self.enabled]
+
+
+class LabelSettings(Section):
     """Bounded label values for `service`, `model`, `prompt_version` (allow-list or top-N)."""
 
     max_values: int = Field(20, ge=1, le=1000, description="first N distinct values, rest 'other'")
@@ -239,7 +253,7 @@ def _is_token(text: str) -> bool:
     return len(text) >= _TOKEN_MIN_CHARS and all("\x21" <= c <= "\x7e" for c in text)
 
 
-class AdminSettings(_Section):
+class AdminSettings(Section):
     """State-changing HTTP actions (POST /drift/rebaseline): off by default; enabled, every
     request needs `Authorization: Bearer <token>`. With `port` they get a listener of their
     own on `host` (loopback by default: reached by `kubectl port-forward` / `exec` only)."""
@@ -276,7 +290,7 @@ class AdminSettings(_Section):
         return SecretStr(text)
 
 
-class ServerSettings(_Section):
+class ServerSettings(Section):
     host: str = Field("0.0.0.0", description="listen address of the HTTP endpoint")
     port: int = Field(9108, ge=0, le=65535, description="/metrics, /healthz, /readyz")
     max_connections: int = Field(
@@ -299,11 +313,11 @@ class ServerSettings(_Section):
         return self
 
 
-class DedupeSettings(_Section):
+class DedupeSettings(Section):
     window_size: int = Field(100_000, ge=0, description="event ids remembered; 0 disables")
 
 
-class HeapSettings(_Section):
+class HeapSettings(Section):
     """glibc malloc tuning for a long-running process (stream.platform.heap). A fixed mmap
     threshold (e.g. 131072) held RSS lower in a 35-minute soak but cost ~12 % of the
     detector path's throughput (page faults on every fetch buffer), so it is off by

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import EnvSettingsSource
 
+from stream.contract.sections import ComponentSpec
+
 __all__ = ["NOT_SETTINGS", "PREFIX", "EnvSource", "bad_json_env", "explain", "unknown_env"]
 
 PREFIX = "RAGPULSE_"
@@ -32,8 +34,9 @@ NOT_SETTINGS = frozenset({"RAGPULSE_CONFIG", "RAGPULSE_BROKER_LOG"})
 
 
 def _str_list(annotation: Any) -> bool:
-    """Exactly list[str] (a union such as `"all" | list[str]` takes its text as it is)."""
-    return get_origin(annotation) is list and get_args(annotation) == (str,)
+    """Exactly list[str] or a list of components (`a,b` is `[{type: a}, {type: b}]`); a
+    union such as `"all" | list[str]` takes its text as it is."""
+    return get_origin(annotation) is list and get_args(annotation) in ((str,), (ComponentSpec,))
 
 
 class EnvSource(EnvSettingsSource):

@@ -1,12 +1,12 @@
-"""The detectors say exactly what they said when the verdicts were frozen (issue 16: a
-faster detector path must not change a verdict). Frozen by `python -m bench.perf.verdicts
---write` on the bundled traffic and on every labelled data set in ../shared/datasets;
-re-freeze only for a deliberate detection change, and say so in the commit. When the
-bundled traffic changes (session 7: golden/canary replays), re-freeze the two traffic
-corpora with the detectors of the last commit (a worktree of it plus the new stream/demo),
-never with detectors being changed in the same commit. Session 12 (issue 26) re-froze
-`traffic_degraded` alone, detectors unchanged, when the degraded phase started leaking PII
-in 20-30 % of turns."""
+"""The detectors say exactly what they said when the verdicts were frozen (issue 16: a faster
+detector path must not change a verdict; corpora and verdicts: tests.support.verdicts).
+Frozen by `python -m bench.perf.verdicts --write` on the bundled traffic and on every
+labelled data set in ../shared/datasets; re-freeze only for a deliberate detection change,
+and say so in the commit. When the bundled traffic changes (session 7: golden/canary
+replays), re-freeze the two traffic corpora with the detectors of the last commit (a
+worktree of it plus the new stream/demo), never with detectors being changed in the same
+commit. Session 12 (issue 26) re-froze `traffic_degraded` alone, detectors unchanged, when
+the degraded phase started leaking PII in 20-30 % of turns."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bench.perf.verdicts import FROZEN, corpora, verdicts
+from tests.support.verdicts import FROZEN, corpora, verdicts
 
 with gzip.open(FROZEN, "rt", encoding="utf-8") as _fh:
     _FROZEN: dict[str, Any] = json.load(_fh)

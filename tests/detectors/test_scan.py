@@ -14,7 +14,7 @@ from detectors import Detection, PatternDetector, PatternSpec, Scan, Scanner, ad
 from detectors.base import register_detector
 from stream.contract.events import Event, EventLimits, InvalidEvent, parse_event
 from stream.demo import generate
-from stream.runtime.pipeline import build_detectors
+from stream.runtime.components import build_detectors
 from stream.runtime.settings import Settings
 
 

@@ -20,7 +20,7 @@ from grafana_foundation_sdk.models import prometheus as prom_model
 
 from exporters.dashboard import DRIFT_ANNOTATION_EXTRAS, render_dashboard
 from exporters.dashboard_panels import REFERENCE_PANEL_METRICS
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from exporters.rules import AlertSettings, render_rule_groups
 from exporters.slo_settings import DEFAULT_SLOS, SloSpec
 from monitors.evaluation.reference_summary import REFERENCE_METRICS
@@ -273,7 +273,7 @@ def exposed_names() -> set[str]:
                 "info": ["_info"], "summary": ["_sum", "_count"], "gauge": [""]}  # fmt: skip
     return {
         family.name + suffix
-        for family in Metrics().registry.collect()
+        for family in PromFamilies().registry.collect()
         for suffix in suffixes[family.type]
     }
 

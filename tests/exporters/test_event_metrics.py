@@ -7,13 +7,13 @@ from prometheus_client import generate_latest
 from detectors import Detection
 from exporters.event_metrics import _MAX_DEPLOYMENTS, EventMetrics
 from exporters.labels import LabelCap
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from stream.contract.events import Event
 
 
-def _metrics() -> Metrics:
+def _metrics() -> PromFamilies:
     caps = {name: LabelCap(2) for name in ("service", "model", "prompt_version")}
-    return Metrics(label_caps=caps, version="test")
+    return PromFamilies(label_caps=caps, version="test")
 
 
 def _event(i: int, service: str | None, model: str | None, prompt: str | None) -> Event:
@@ -27,7 +27,7 @@ def _event(i: int, service: str | None, model: str | None, prompt: str | None) -
     )
 
 
-def _exposition(m: Metrics) -> list[str]:
+def _exposition(m: PromFamilies) -> list[str]:
     return [
         line
         for line in generate_latest(m.registry).decode().splitlines()
@@ -35,7 +35,7 @@ def _exposition(m: Metrics) -> list[str]:
     ]
 
 
-def _uncached(m: Metrics, event: Event, detections: list[Detection], modes: list[str]) -> None:
+def _uncached(m: PromFamilies, event: Event, detections: list[Detection], modes: list[str]) -> None:
     """What `consumed()` + `scored()` did before the caches (label lookups every time)."""
     m.events.labels("consumed").inc()
     m.events.labels("scored").inc()
@@ -69,7 +69,7 @@ def test_cached_children_and_caps_export_the_same_series() -> None:
 
 
 def test_the_deployment_cache_is_bounded() -> None:
-    m = Metrics(label_caps={"service": LabelCap(10**6)}, version="test")
+    m = PromFamilies(label_caps={"service": LabelCap(10**6)}, version="test")
     export = EventMetrics(m)
     for i in range(_MAX_DEPLOYMENTS + 50):
         export.scored(_event(i, f"svc-{i}", None, None), [], [], 0.0)

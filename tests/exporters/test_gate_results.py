@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from exporters.judge_metrics import JudgeExporter, JudgeResult
 from exporters.otel import OtelEvents
-from exporters.prometheus import GATE_TIERS, Metrics
+from exporters.prometheus import GATE_TIERS, PromFamilies
 from monitors.metrics.base import MetricOutcome
 from monitors.metrics.gates import GATES
 
 
-def _value(m: Metrics, name: str, **labels: str) -> float | None:
+def _value(m: PromFamilies, name: str, **labels: str) -> float | None:
     return m.registry.get_sample_value(name, labels)
 
 
@@ -21,14 +21,14 @@ def _result(reason: str, **gates: bool | None) -> JudgeResult:
 
 def test_every_tier_and_result_exists_at_zero_from_the_start() -> None:
     assert GATE_TIERS == GATES
-    m = Metrics()
+    m = PromFamilies()
     for gate in GATES:
         for result in ("pass", "fail"):
             assert _value(m, "ragpulse_gate_results_total", gate=gate, result=result) == 0.0
 
 
 def test_population_turns_are_counted_boosted_and_unevaluated_ones_are_not() -> None:
-    m = Metrics()
+    m = PromFamilies()
     exporter = JudgeExporter("embedded-minilm-v1", m, OtelEvents(), {"1h": 3600.0}, lambda: 0.0)
     exporter.export("e1", _result("base", critical=True, quality=False, diagnostic=None))
     exporter.export("e2", _result("stratum", critical=False, quality=False))
@@ -50,7 +50,7 @@ def test_population_turns_are_counted_boosted_and_unevaluated_ones_are_not() -> 
 
 
 def test_scale_info_names_the_judge_and_whether_the_score_is_calibrated() -> None:
-    m = Metrics()
+    m = PromFamilies()
     exporter = JudgeExporter("embedded-minilm-v1", m, OtelEvents(), {"1h": 3600.0}, lambda: 0.0)
     calibrated = MetricOutcome(
         "faithfulness", "scored", 0.9, judge="embedded-minilm-v1", calibrated=True, raw_score=0.5

@@ -8,12 +8,12 @@ import urllib.request
 
 import pytest
 
-from exporters import EVENT_OUTCOMES, Action, Metrics, MetricsServer
+from exporters import EVENT_OUTCOMES, Action, MetricsServer, PromFamilies
 from tests.conftest import sample, scrape
 
 
 def test_metrics_health_and_readiness() -> None:
-    metrics = Metrics(version="1.2.3")
+    metrics = PromFamilies(version="1.2.3")
     metrics.declare_detector("pii", ["email", "phone"])
     state = {"ready": False}
     server = MetricsServer(
@@ -80,7 +80,7 @@ def _server(calls: _Calls, enabled: bool = True, admin_port: int | None = None) 
     """What the sidecar builds: the actions only when `server.admin.enabled`."""
     actions: dict[str, Action] | None = {"/drift/rebaseline": calls} if enabled else None
     return MetricsServer(
-        Metrics().registry, lambda: (True, "ok"), "127.0.0.1", 0, actions,
+        PromFamilies().registry, lambda: (True, "ok"), "127.0.0.1", 0, actions,
         token=TOKEN, admin_host="127.0.0.1", admin_port=admin_port,
     ).start()  # fmt: skip
 
@@ -162,7 +162,7 @@ def test_a_failing_action_answers_500_without_details() -> None:
         raise TimeoutError("secret detail")
 
     server = MetricsServer(
-        Metrics().registry, lambda: (True, "ok"), "127.0.0.1", 0, {"/x": boom}, token=TOKEN
+        PromFamilies().registry, lambda: (True, "ok"), "127.0.0.1", 0, {"/x": boom}, token=TOKEN
     ).start()
     try:
         code, _, body = _post(server.url + "/x", TOKEN)
@@ -173,7 +173,9 @@ def test_a_failing_action_answers_500_without_details() -> None:
 
 def test_actions_without_a_token_are_refused_at_construction() -> None:
     with pytest.raises(ValueError, match="bearer token"):
-        MetricsServer(Metrics().registry, lambda: (True, "ok"), "127.0.0.1", 0, {"/x": _Calls()})
+        MetricsServer(
+            PromFamilies().registry, lambda: (True, "ok"), "127.0.0.1", 0, {"/x": _Calls()}
+        )
 
 
 def test_refused_requests_are_logged_without_the_token(caplog: pytest.LogCaptureFixture) -> None:

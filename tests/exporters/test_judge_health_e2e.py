@@ -59,10 +59,9 @@ class Stack:
 def _settings(base_url: str) -> dict[str, Any]:
     s = e2e_settings()
     s["judge"] = {
-        "type": "openai",
+        "backend": {"type": "openai", "model": "fault-judge", "base_url": base_url,
+                    "timeout_s": 600.0, "max_total_s": 600.0},
         "allow_insecure_http": True,
-        "options": {"model": "fault-judge", "base_url": base_url, "timeout_s": 600.0,
-                    "max_total_s": 600.0},
         "metrics": ["answer_relevance"],
         "health": {"canaries": {"interval_s": INTERVAL_S, "min_hold_s": 5, "clear_after_s": 5}},
     }  # fmt: skip

@@ -138,7 +138,7 @@ def e2e_settings() -> dict[str, Any]:
     for name in ("failure_modes", "dead_letters"):
         alerts[name].update(window=WINDOW, min_events=MIN_EVENTS)
     alerts["slo_burn"]["time_scale"] = SLO_SCALE
-    return {"server": {"host": "127.0.0.1"}, "judge": {"type": "embedded"}, "alerts": alerts}
+    return {"server": {"host": "127.0.0.1"}, "judge": {"backend": "embedded"}, "alerts": alerts}
 
 
 def ragpulse(env: dict[str, str], *args: str | Path) -> None:

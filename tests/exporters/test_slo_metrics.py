@@ -11,7 +11,7 @@ import pytest
 
 from exporters.judge_metrics import JudgeExporter, JudgeResult
 from exporters.otel import OtelEvents
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.metrics.base import MetricOutcome
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import ConfigError, load_settings
@@ -26,7 +26,7 @@ SLOS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def count(m: Metrics, slo: str, outcome: str, service: str, prompt: str = "v1") -> float:
+def count(m: PromFamilies, slo: str, outcome: str, service: str, prompt: str = "v1") -> float:
     labels = {"slo": slo, "service": service, "prompt_version": prompt, "outcome": outcome}
     return m.registry.get_sample_value("ragpulse_slo_events_total", labels) or 0.0
 
@@ -43,7 +43,7 @@ CUTOFF = "I don't know, my training data only goes up to 2021 so I cannot say."
 
 
 def test_failure_free_and_valid_events_on_the_pipeline() -> None:
-    m = Metrics()
+    m = PromFamilies()
     pipeline = Pipeline(load_settings(slos=SLOS), m)
     outcomes = [
         pipeline.process(event(1, "it-support", "The sky is blue [c1].")).outcome,
@@ -69,7 +69,7 @@ def test_failure_free_and_valid_events_on_the_pipeline() -> None:
 
 
 def test_judge_pass_counts_population_turns_and_reference_correct_reference_turns() -> None:
-    m = Metrics()
+    m = PromFamilies()
     m.declare_slos(load_settings(slos=SLOS).slos)
     exporter = JudgeExporter("j", m, OtelEvents(), {"1h": 3600.0}, lambda: 0.0)
     ok = MetricOutcome("faithfulness", "scored", 0.9, judge="j")
@@ -137,7 +137,7 @@ def test_static_alert_labels_cannot_overwrite_the_labels_alerts_carry(label: str
 def test_a_turn_a_detector_crashed_on_is_neither_good_nor_bad_and_judge_pairs_start_at_0(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    m = Metrics()
+    m = PromFamilies()
     pipeline = Pipeline(load_settings(slos=SLOS), m)
     pii = next(d for d in pipeline.detectors if d.name == "pii")
 
@@ -182,4 +182,4 @@ def test_a_reference_slo_needs_a_reference_score_of_the_enabled_metrics(
     # the defaults only warn: narrowing judge.metrics must not stop a sidecar
     assert build_judging(load_settings(judge=narrowed)) is not None
     assert "the default SLO canary-correct counts no events" in caplog.text
-    assert build_judging(load_settings(judge={"type": "embedded"}, slos=canary)) is not None
+    assert build_judging(load_settings(judge={"backend": "embedded"}, slos=canary)) is not None

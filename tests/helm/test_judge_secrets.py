@@ -33,7 +33,7 @@ HEADERS = {
         ],
         "judgeQuery": [{"param": "subscription-key", "key": "apim-key"}],
     },
-    "config": {"judge": {"type": "openai", "options": {"base_url": "https://x/v1", "model": "m"}}},
+    "config": {"judge": {"backend": {"type": "openai", "base_url": "https://x/v1", "model": "m"}}},
 }
 
 
@@ -101,7 +101,7 @@ def test_the_rendered_variables_are_what_ragpulse_reads(
     monkeypatch.setenv("RAGPULSE_JUDGE_QUERY_0", "apim-value")
     for name in ("RAGPULSE_JUDGE__HEADERS_FROM_ENV", "RAGPULSE_JUDGE__QUERY_FROM_ENV"):
         monkeypatch.setenv(name, env[name]["value"])
-    judge = load_settings(judge={"type": "openai"}).judge
+    judge = load_settings(judge={"backend": "openai"}).judge
     headers = {k: v.get_secret_value() for k, v in judge.secret_headers().items()}
     assert headers == {"api-key": "az-value", "X-Gateway-Token": "gw-value"}
     assert judge.secret_query()["subscription-key"].get_secret_value() == "apim-value"
@@ -122,10 +122,15 @@ def test_the_rendered_variables_are_what_ragpulse_reads(
         ({"password": PLANTED}, "config.judge.options.password"),
     ],
 )
+@pytest.mark.parametrize("shape", ["backend", "deprecated options"])
 def test_credential_looking_options_fail_the_render_without_echoing_them(
-    chart: helm.Chart, options: dict[str, Any], field: str
+    chart: helm.Chart, options: dict[str, Any], field: str, shape: str
 ) -> None:
-    values = {"config": {"judge": {"type": "openai", "options": {"model": "m", **options}}}}
+    judge: dict[str, Any] = {"type": "openai", "options": {"model": "m", **options}}
+    if shape == "backend":
+        judge = {"backend": {"type": "openai", "model": "m", **options}}
+        field = field.replace("config.judge.options", "config.judge.backend")
+    values = {"config": {"judge": judge}}
     with pytest.raises(helm.HelmError) as info:
         render(chart, values)
     assert field in str(info.value)
@@ -141,7 +146,7 @@ def test_ordinary_options_still_render(chart: helm.Chart) -> None:
         "extra_query": {"api-version": "2024-10-21"},
         "prices": {"m": {"prompt_per_1k": 0.1}},
     }
-    docs = render(chart, {"config": {"judge": {"type": "openai", "options": options}}})
+    docs = render(chart, {"config": {"judge": {"backend": {"type": "openai", **options}}}})
     assert "max_tokens: 512" in one(docs, "ConfigMap")["data"]["config.yaml"]
 
 

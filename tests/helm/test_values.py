@@ -174,30 +174,32 @@ def test_compound_weights_and_reference_sampling_mirror_the_settings(
     assert Settings().sampling.references and Settings().judge.compound.weights == {}
     weights = {"faithfulness": 0.45, "answer_correctness": 0.55}
     guidelines = ["Address the user formally.", "Do not promise delivery dates."]
+    tonality = {"type": "tonality", "guidelines": guidelines}
     values = {"config": {"judge": {"compound": {"weights": weights},
-                                   "metric_options": {"tonality": {"guidelines": guidelines}}},
+                                   "metrics": ["rag_triad", tonality]},
                          "sampling": {"references": False}}}  # fmt: skip
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(_config(chart, values)))
     settings = load_settings(path)
     assert settings.judge.compound.weights == weights
-    assert settings.judge.metric_options == {"tonality": {"guidelines": guidelines}}
+    assert settings.judge.metrics[1].options == {"guidelines": guidelines}
     assert settings.sampling.references is False
 
 
 def test_the_commented_tonality_example_is_valid_settings() -> None:
     lines = (CHART / "values.yaml").read_text().splitlines()
-    start = lines.index("    # metric_options:")
+    start = lines.index("    # metrics:")
     block = []
     for line in lines[start:]:
         if not line.startswith("    # "):
             break
         block.append(line.replace("# ", "", 1)[4:])
-    options = yaml.safe_load("\n".join(block))["metric_options"]
-    assert options["tonality"]["guidelines"]
-    judge = Settings.model_validate({"judge": {"metric_options": options}}).judge
-    tonality = create_metric("tonality", **judge.metric_options["tonality"])
-    assert tonality.guidelines == options["tonality"]["guidelines"]  # type: ignore[attr-defined]
+    metrics = yaml.safe_load("\n".join(block))["metrics"]
+    assert metrics[1]["guidelines"]
+    judge = Settings.model_validate({"judge": {"metrics": metrics}}).judge
+    spec = judge.metrics[1]
+    tonality = create_metric(spec.type, **spec.options)
+    assert tonality.guidelines == metrics[1]["guidelines"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

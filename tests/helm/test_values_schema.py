@@ -11,6 +11,7 @@ import helm_python as helm
 import pytest
 from pydantic import BaseModel
 
+from stream.contract.sections import Component
 from stream.runtime.settings import Settings, load_settings
 from stream.runtime.settings_schema import settings_json_schema
 from tests.helm.manifests import render
@@ -31,7 +32,7 @@ def _sections(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tupl
     out: list[tuple[str, ...]] = []
     for name, field in model.model_fields.items():
         ann = field.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
+        if isinstance(ann, type) and issubclass(ann, BaseModel) and ann is not Component:
             out.append((*prefix, name))
             out.extend(_sections(ann, (*prefix, name)))
     return out

@@ -13,14 +13,14 @@ import urllib.request
 import pytest
 from prometheus_client import Gauge
 
-from exporters import Metrics, MetricsServer
+from exporters import MetricsServer, PromFamilies
 from tests.conftest import sample, scrape
 
 
-def _big_registry() -> Metrics:
+def _big_registry() -> PromFamilies:
     """~0.5 MB of /metrics: an answer no socket buffer holds, so a client that resets the
     connection makes the server's write fail mid-answer."""
-    metrics = Metrics()
+    metrics = PromFamilies()
     filler = Gauge("filler", "padding", ["k"], registry=metrics.registry)
     for i in range(6_000):
         filler.labels(f"value-{i:06d}-" + "x" * 60).set(i)
@@ -71,7 +71,7 @@ def test_clients_that_hang_up_are_counted_not_printed(
 
 
 def test_connections_beyond_the_cap_are_closed_at_once() -> None:
-    metrics = Metrics()
+    metrics = PromFamilies()
     server = MetricsServer(
         metrics.registry, lambda: (True, "ok"), "127.0.0.1", 0, max_connections=4
     ).start()
@@ -103,7 +103,7 @@ def test_connections_beyond_the_cap_are_closed_at_once() -> None:
 def test_a_client_trickling_bytes_loses_its_slot_at_the_deadline() -> None:
     # slowloris: every read arrives before the 10 s socket timeout, so only a deadline for
     # the whole connection frees the slot; with all slots held, /healthz would go dark
-    metrics = Metrics()
+    metrics = PromFamilies()
     server = MetricsServer(
         metrics.registry, lambda: (True, "ok"), "127.0.0.1", 0, max_connections=4, deadline_s=2.0
     ).start()

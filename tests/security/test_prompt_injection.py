@@ -1,5 +1,6 @@
 """The judged text cannot raise its own judge score (the injection canary suite,
-bench/quality/injection_canaries.jsonl; docs/metrics-judge.md, "Untrusted text in judge
+tests/support/injection_canaries.jsonl, also run against a real judge by `python -m
+bench.quality.injection_canaries`; docs/metrics-judge.md, "Untrusted text in judge
 prompts").
 
 * Against a scripted judge that obeys what it reads (tests/security/conftest.py): every
@@ -19,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from bench.quality.injection_canaries import (
+from monitors.judges.openai import OpenAIJudge
+from tests.security.conftest import FooledJudgeServer
+from tests.support.injection_canaries import (
     PairResult,
     format_results,
     load_canaries,
     run_canaries,
 )
-from monitors.judges.openai import OpenAIJudge
-from tests.security.conftest import FooledJudgeServer
 
 REVIEWER = "reviewer-close-tag-empty-claims"
 

@@ -73,8 +73,9 @@ def _assert_clean(text: str, where: str) -> None:
 def test_config_print_shows_no_planted_secret(server: FaultServer) -> None:
     env = {
         **SECRET_ENV,
-        "RAGPULSE_JUDGE__TYPE": "openai",
-        "RAGPULSE_JUDGE__OPTIONS": json.dumps({"base_url": server.base_url, "model": "m"}),
+        "RAGPULSE_JUDGE__BACKEND": json.dumps(
+            {"type": "openai", "base_url": server.base_url, "model": "m"}
+        ),
     }
     for fmt in ("yaml", "json"):
         done = _ragpulse("config", "--print", "--format", fmt, env=env)
@@ -86,13 +87,13 @@ def test_config_print_shows_no_planted_secret(server: FaultServer) -> None:
 @pytest.mark.parametrize(
     ("options", "field"),
     [
-        ({"extra_headers": {"api-key": KEY}}, "judge.options.extra_headers.api-key"),
-        ({"api_key": KEY}, "judge.options.api_key"),
-        ({"extra_query": {"subscription-key": KEY}}, "judge.options.extra_query.subscription-key"),
+        ({"extra_headers": {"api-key": KEY}}, "judge.backend.extra_headers.api-key"),
+        ({"api_key": KEY}, "judge.backend.api_key"),
+        ({"extra_query": {"subscription-key": KEY}}, "judge.backend.extra_query.subscription-key"),
         ({"extra_headers": {"Ocp-Apim-Subscription-Key": KEY}}, "Ocp-Apim-Subscription-Key"),
         ({"extra_headers": {"Authorization": f"Bearer {KEY}"}}, "extra_headers.Authorization"),
-        ({"extra_headers": {"X-Custom": f"Bearer {KEY}"}}, "judge.options.extra_headers.X-Custom"),
-        ({"base_url": f"https://user:{KEY}@judge.example/v1"}, "judge.options.base_url"),
+        ({"extra_headers": {"X-Custom": f"Bearer {KEY}"}}, "judge.backend.extra_headers.X-Custom"),
+        ({"base_url": f"https://user:{KEY}@judge.example/v1"}, "judge.backend.base_url"),
     ],
 )
 @pytest.mark.parametrize("source", ["env", "file"])
@@ -101,25 +102,25 @@ def test_a_secret_in_judge_options_is_refused_at_start(
 ) -> None:
     options = {"model": "m", **options}
     if source == "env":
-        env = {"RAGPULSE_JUDGE__TYPE": "openai", "RAGPULSE_JUDGE__OPTIONS": json.dumps(options)}
+        env = {"RAGPULSE_JUDGE__BACKEND": json.dumps({"type": "openai", **options})}
         args: tuple[str, ...] = ()
     else:
         config = tmp_path / "config.yaml"
-        config.write_text(json.dumps({"judge": {"type": "openai", "options": options}}))
+        config.write_text(json.dumps({"judge": {"backend": {"type": "openai", **options}}}))
         env, args = {}, ("--config", str(config))
     for command in (("config", "--print"), ("run",)):
         done = _ragpulse(*args, *command, env=env)
         assert done.returncode == 2, done.stdout + done.stderr
         assert field in done.stderr
         if source == "env":  # the variable it came from; from a file, the file
-            assert "RAGPULSE_JUDGE__OPTIONS" in done.stderr
+            assert "RAGPULSE_JUDGE__BACKEND" in done.stderr
         assert "headers_from_env" in done.stderr  # where the secret goes instead
         assert KEY not in done.stdout + done.stderr
 
 
 def test_a_missing_secret_variable_is_a_start_error_naming_the_field() -> None:
     env = {
-        "RAGPULSE_JUDGE__TYPE": "openai",
+        "RAGPULSE_JUDGE__BACKEND__TYPE": "openai",
         "RAGPULSE_JUDGE__HEADERS_FROM_ENV": json.dumps({"api-key": "RP_TEST_NOT_SET"}),
     }
     done = _ragpulse("run", env=env)
@@ -136,12 +137,12 @@ def test_the_chart_renders_no_planted_secret(tmp_path: Path) -> None:
             "judgeHeaders": [{"header": "X-Gateway-Token", "key": "gw"}],
             "judgeQuery": [{"param": "subscription-key", "key": "apim"}],
         },
-        "config": {"judge": {"type": "openai", "options": {"model": "m"}}},
+        "config": {"judge": {"backend": {"type": "openai", "model": "m"}}},
     }
     with helm.Chart.load(CHART) as chart:
         text = json.dumps(render(chart, values))
         _assert_clean(text, "the rendered chart")
-        values["config"]["judge"]["options"]["extra_headers"] = {"api-key": KEY}  # type: ignore[index]
+        values["config"]["judge"]["backend"]["extra_headers"] = {"api-key": KEY}  # type: ignore[index]
         with pytest.raises(helm.HelmError) as info:
             render(chart, values)
         assert KEY not in str(info.value)
@@ -164,8 +165,7 @@ def test_a_judging_sidecar_never_prints_a_planted_secret(
         topics,
         **SECRET_ENV,
         RAGPULSE_LOG_LEVEL="DEBUG",
-        RAGPULSE_JUDGE__TYPE="openai",
-        RAGPULSE_JUDGE__OPTIONS=json.dumps(options),
+        RAGPULSE_JUDGE__BACKEND=json.dumps({"type": "openai", **options}),
         RAGPULSE_JUDGE__METRICS='["rag_triad"]',
         RAGPULSE_SAMPLING__RATE="1.0",
     ).start(tmp_path)

@@ -40,8 +40,8 @@ def _config_print(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def _judge_env(base_url: str, **extra: str) -> dict[str, str]:
-    options = json.dumps({"base_url": base_url, "model": "m"})
-    return {"RAGPULSE_JUDGE__TYPE": "openai", "RAGPULSE_JUDGE__OPTIONS": options, **extra}
+    backend = json.dumps({"type": "openai", "base_url": base_url, "model": "m"})
+    return {"RAGPULSE_JUDGE__BACKEND": backend, **extra}
 
 
 KEYED = {
@@ -62,7 +62,7 @@ def test_a_key_over_http_to_a_remote_host_is_refused(how: str) -> None:
     done = _config_print(_judge_env(REMOTE, **KEYED[how]))
     assert done.returncode == 2, done.stdout
     assert "judge.allow_insecure_http (RAGPULSE_JUDGE__ALLOW_INSECURE_HTTP)" in done.stderr
-    assert f"judge.options.base_url {REMOTE}" in done.stderr and f"judge.{how}" in done.stderr
+    assert f"judge.backend.base_url {REMOTE}" in done.stderr and f"judge.{how}" in done.stderr
     assert KEY not in done.stderr
 
 
@@ -89,7 +89,7 @@ def test_the_flag_allows_it_with_a_warning(caplog: pytest.LogCaptureFixture) -> 
     env = _judge_env(REMOTE, **KEYED["api_key"], RAGPULSE_JUDGE__ALLOW_INSECURE_HTTP="true")
     assert _config_print(env).returncode == 0
     settings = load_settings(
-        judge={"type": "openai", "options": {"base_url": REMOTE, "model": "m"}, "api_key": KEY,
+        judge={"backend": {"type": "openai", "base_url": REMOTE, "model": "m"}, "api_key": KEY,
                "allow_insecure_http": True, "metrics": ["rag_triad"]},
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="monitors.judges.openai"):
@@ -103,7 +103,7 @@ def test_the_flag_allows_it_with_a_warning(caplog: pytest.LogCaptureFixture) -> 
 def test_settings_refuse_it_in_process_too() -> None:
     with pytest.raises(ConfigError, match=r"judge\.allow_insecure_http"):
         load_settings(
-            judge={"type": "openai", "options": {"base_url": REMOTE, "model": "m"}, "api_key": KEY}
+            judge={"backend": {"type": "openai", "base_url": REMOTE, "model": "m"}, "api_key": KEY}
         )
 
 

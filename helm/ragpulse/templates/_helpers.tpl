@@ -176,7 +176,7 @@ ragpulse.io/sidecar
 {{- end }}
 
 {{/*
-Paths under .path of .value (config.judge.options) that look like credentials, one a line:
+Paths under .path of .value (config.judge.backend, or the deprecated config.judge.options) that look like credentials, one a line:
 a key named like one (case-insensitive, "-" as "_": authorization, cookie, password,
 api_key, x-api-key, subscription-key, anything ending in _key or with secret, passwd,
 credential or token in it, a part starting with auth; max_tokens is a count, not one) or
@@ -221,9 +221,13 @@ a literal "Bearer …" / "Basic …" value. The same rule as monitors/judges/set
 {{- fail "config.judge.api_key must not be set in values: the chart never renders secrets. Put the key into a Secret and set secrets.existingSecret and secrets.judgeApiKeyKey" }}
 {{- end }}
 {{- if kindIs "map" $judge }}
+{{- $backend := get $judge "backend" | default dict }}
 {{- $found := include "ragpulse.credentialPaths" (dict "path" "config.judge.options" "value" (get $judge "options" | default dict)) | trim }}
+{{- if and (not $found) (kindIs "map" $backend) }}
+{{- $found = include "ragpulse.credentialPaths" (dict "path" "config.judge.backend" "value" $backend) | trim }}
+{{- end }}
 {{- if $found }}
-{{- fail (printf "%s looks like a credential (the value is not shown): the chart never renders secrets, and ragpulse refuses them in judge.options. Put the value into a Secret and set secrets.judgeHeaders (a header, e.g. Azure's api-key), secrets.judgeQuery (a query parameter, e.g. subscription-key) or secrets.judgeApiKeyKey (the API key)" ($found | splitList "\n" | join ", ")) }}
+{{- fail (printf "%s looks like a credential (the value is not shown): the chart never renders secrets, and ragpulse refuses them in judge.backend. Put the value into a Secret and set secrets.judgeHeaders (a header, e.g. Azure's api-key), secrets.judgeQuery (a query parameter, e.g. subscription-key) or secrets.judgeApiKeyKey (the API key)" ($found | splitList "\n" | join ", ")) }}
 {{- end }}
 {{- end }}
 {{- range $kind, $items := dict "judgeHeaders" (.Values.secrets.judgeHeaders | default list) "judgeQuery" (.Values.secrets.judgeQuery | default list) }}

@@ -134,12 +134,12 @@ def test_self_consistency_at_a_temperature_above_zero_measures_disagreement(
     import json
 
     import monitors.metrics  # noqa: F401  (registers the metrics)
-    from exporters.prometheus import Metrics
+    from exporters.prometheus import PromFamilies
     from monitors.metrics.base import create_metric
     from stream.contract.events import parse_event
     from stream.runtime.judging import JudgeService
 
-    prom = Metrics()
+    prom = PromFamilies()
     judge = OpenAIJudge(base_url=llama_server, model="smollm2", temperature=1.5, **SLOW_CPU)
     service = JudgeService(judge, [create_metric("answer_relevance")], 20, 1, prom)
     questions = [

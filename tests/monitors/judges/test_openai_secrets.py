@@ -144,7 +144,7 @@ def test_settings_keep_env_secrets_out_of_dumps_and_repr(monkeypatch: pytest.Mon
     monkeypatch.setenv("RP_T_HDR", HEADER)
     monkeypatch.setenv("RP_T_Q", QUERY)
     js = JudgeSettings(
-        type="openai",
+        backend="openai",
         headers_from_env={"api-key": "RP_T_HDR"},
         query_from_env={"subscription-key": "RP_T_Q"},
     )
@@ -164,4 +164,4 @@ def test_settings_keep_env_secrets_out_of_dumps_and_repr(monkeypatch: pytest.Mon
 )
 def test_from_env_is_checked(field: str, value: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        JudgeSettings(type="openai", **{field: value})
+        JudgeSettings(backend="openai", **{field: value})

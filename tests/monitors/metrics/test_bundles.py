@@ -201,9 +201,9 @@ def test_default_llm_set_is_at_most_three_calls_with_the_same_outputs() -> None:
         }
     )
     ev = event(retrieved_context=CTX)
-    settings = JudgeSettings(type="openai")
-    assert settings.metrics == BUNDLED_METRICS
-    outs = [o for n in settings.metrics for o in run(create_metric(n)(ev, judge))]
+    settings = JudgeSettings(backend="openai")
+    assert settings.metric_names() == BUNDLED_METRICS
+    outs = [o for n in settings.metric_names() for o in run(create_metric(n)(ev, judge))]
     assert len(judge.sent) == len(distinct_calls(outs)) == 3
     # the reference-based metrics skip a turn without labels.expected_answer: no LLM call
     assert all(o.status == "scored" for o in outs if not o.reference_based)
@@ -213,13 +213,17 @@ def test_default_llm_set_is_at_most_three_calls_with_the_same_outputs() -> None:
 
 
 def test_metrics_default_by_judge_type() -> None:
-    assert JudgeSettings().metrics == DEFAULT_METRICS  # embedded: unchanged, no LLM calls
-    assert JudgeSettings(type="embedded").metrics == DEFAULT_METRICS
-    assert JudgeSettings(type="openai").metrics == BUNDLED_METRICS
-    assert JudgeSettings(type="openai", metrics=["faithfulness"]).metrics == ["faithfulness"]
-    assert JudgeSettings.model_validate({"type": "openai", "metrics": None}).metrics == (
-        BUNDLED_METRICS
-    )
+    assert JudgeSettings().metric_names() == DEFAULT_METRICS  # embedded: no LLM calls
+    assert JudgeSettings(backend="embedded").metric_names() == DEFAULT_METRICS
+    assert JudgeSettings(backend={"type": "openai"}).metric_names() == BUNDLED_METRICS
+    only = JudgeSettings(backend="openai", metrics=["faithfulness"])
+    assert only.metric_names() == ["faithfulness"]
+    unset = JudgeSettings.model_validate({"backend": {"type": "openai"}, "metrics": None})
+    assert unset.metric_names() == BUNDLED_METRICS
+    with pytest.warns(FutureWarning, match=r"judge\.type / judge\.options is deprecated"):
+        old = JudgeSettings(type="openai", options={"model": "m"})  # type: ignore[call-arg]
+    assert (old.backend.type, old.backend.options) == ("openai", {"model": "m"})
+    assert old.metric_names() == BUNDLED_METRICS
 
 
 def test_bundle_options_reach_the_parts() -> None:
@@ -237,8 +241,15 @@ def test_options_for_a_part_of_an_enabled_bundle_name_the_bundle() -> None:
     from stream.runtime.judging_build import build_judging
     from stream.runtime.settings import ConfigError, Settings
 
-    judge = {"type": "openai", "options": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
-    settings = Settings(judge={**judge, "metric_options": {"faithfulness": {}}})
-    assert settings.judge.metrics == BUNDLED_METRICS
-    with pytest.raises(ConfigError, match="faithfulness is part of the enabled bundle rag_triad"):
-        build_judging(settings)
+    judge = {"backend": {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    with (
+        pytest.warns(FutureWarning, match="judge.metric_options is deprecated"),
+        pytest.raises(ValueError, match=r"list the metric itself in judge\.metrics"),
+    ):
+        Settings(judge={**judge, "metric_options": {"faithfulness": {}}})
+    with pytest.warns(FutureWarning, match="judge.metric_options is deprecated"):
+        folded = Settings(judge={**judge, "metric_options": {"rag_triad": {"limits": {}}}})
+    assert folded.judge.metrics[0].options == {"limits": {}}  # the old key, folded in
+    bad = Settings(judge={**judge, "metrics": [{"type": "rag_triad", "no_such_option": 1}]})
+    with pytest.raises(ConfigError, match=r"judge\.metrics\.0 \(rag_triad\): .*no_such_option"):
+        build_judging(bad)

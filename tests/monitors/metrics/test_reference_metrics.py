@@ -193,7 +193,7 @@ def test_tonality_scores_complied_share(server: FaultServer) -> None:
 
 
 def test_tonality_without_guidelines_refuses_to_start() -> None:
-    with pytest.raises(ValueError, match=r"judge\.metric_options\.tonality\.guidelines"):
+    with pytest.raises(ValueError, match=r"judge\.metrics: \[\{type: tonality, guidelines"):
         create_metric("tonality")
 
 

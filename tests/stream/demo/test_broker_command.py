@@ -81,7 +81,7 @@ def test_broker_run_own_producer_and_metrics(tmp_path: Path) -> None:
             "RAGPULSE_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
             "RAGPULSE_SERVER__HOST": "127.0.0.1",
             "RAGPULSE_SERVER__PORT": str(port),
-            "RAGPULSE_JUDGE__TYPE": "none",
+            "RAGPULSE_JUDGE__BACKEND__TYPE": "none",
         }
         log = (tmp_path / "run.log").open("w")
         run = subprocess.Popen(

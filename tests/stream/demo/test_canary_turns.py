@@ -106,21 +106,21 @@ def test_replays_take_only_clean_single_turn_conversations() -> None:
 
 
 def test_demo_settings_score_the_replays() -> None:
-    settings, changed = demo_settings(Settings.model_validate({"judge": {"type": "embedded"}}))
+    settings, changed = demo_settings(Settings.model_validate({"judge": {"backend": "embedded"}}))
     assert len(changed) == 3
     assert settings.judge.health.canaries.interval_s == DEMO_CANARY_INTERVAL_S  # short demos
-    assert settings.judge.metrics[-1] == "answer_correctness_analytic"
+    assert settings.judge.metric_names()[-1] == "answer_correctness_analytic"
     assert settings.judge.compound.weights == DEMO_COMPOUND_WEIGHTS
     judging = build_judging(settings)  # the weights name enabled outputs
     assert judging is not None
     judging.close(1)
     # a config that sets its own weights keeps them; its own metrics are left alone
     own = Settings.model_validate(
-        {"judge": {"type": "embedded", "compound": {"weights": {"faithfulness": 1.0}}}}
+        {"judge": {"backend": "embedded", "compound": {"weights": {"faithfulness": 1.0}}}}
     )
     kept, _ = demo_settings(own)
     assert kept.judge.compound.weights == {"faithfulness": 1.0}
     own_interval = {"health": {"canaries": {"interval_s": 600}}}
-    for cfg in ({"type": "embedded", "metrics": ["faithfulness"]}, {"type": "none"}):
+    for cfg in ({"backend": "embedded", "metrics": ["faithfulness"]}, {"backend": "none"}):
         plain = Settings.model_validate({"judge": {**cfg, **own_interval}})
         assert demo_settings(plain) == (plain, [])

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.judges.openai import OpenAIJudge
 from monitors.metrics.base import create_metric
 from stream.demo import generate
@@ -42,7 +42,7 @@ def raw_events(n: int, seed: int = 7) -> list[bytes]:
 
 def openai_service(
     server: FaultServer,
-    prom: Metrics,
+    prom: PromFamilies,
     concurrency: int,
     queue_size: int,
     timeout_s: float = 5.0,
@@ -74,7 +74,7 @@ class Driver:
     exactly like the sidecar (`stream.runtime.judge_bridge.JudgeBridge.submit`): never
     waits, counts refusals."""
 
-    prom: Metrics
+    prom: PromFamilies
     service: JudgeService | None
     pipeline: Pipeline = field(init=False)
     busy_s: float = 0.0
@@ -125,5 +125,5 @@ class Driver:
         return self.events / self.busy_s if self.busy_s else 0.0
 
 
-def value(prom: Metrics, name: str, labels: dict[str, str] | None = None) -> float:
+def value(prom: PromFamilies, name: str, labels: dict[str, str] | None = None) -> float:
     return prom.registry.get_sample_value(name, labels or {}) or 0.0

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from tests.monitors.judges.fault_server import FaultServer, slow
 from tests.stream.runtime.judge_harness import Driver, openai_service, raw_events, rss_mb, value
 
@@ -46,11 +46,11 @@ def test_slow_judge_bounded_memory_and_full_speed_detectors(server: FaultServer)
     side = SECONDS * 0.1  # each no-judge slice
     main = SECONDS * 0.8
     raws = raw_events(int(RATE * SECONDS * 1.1) + 100)
-    plain_prom = Metrics()
+    plain_prom = PromFamilies()
     plain = Driver(plain_prom, None)
     pos = plain.run_paced(raws, RATE, side)
 
-    prom = Metrics()
+    prom = PromFamilies()
     svc = openai_service(server, prom, CONCURRENCY, QUEUE)
     judged = Driver(prom, svc)
     warm = judged.run_paced(raws[pos:], RATE, min(5.0, main / 4))

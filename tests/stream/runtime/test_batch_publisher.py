@@ -10,10 +10,10 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import DefaultPartitioner
 
-from bench.perf.kafkabench import create_topic
 from stream.demo import EmbeddedBroker
 from stream.runtime.batch_publisher import BatchPublisher
 from tests.conftest import consume_all
+from tests.support.kafka import create_topic
 
 pytestmark = pytest.mark.broker
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.demo import EmbeddedBroker, free_port, generate
 from stream.runtime.engine_aiokafka import AiokafkaSidecar
 from stream.runtime.engine_faust import FaustSidecar
@@ -37,7 +37,7 @@ def _settings(broker: EmbeddedBroker, topics: Topics, **extra: Any) -> Settings:
             "heartbeat_interval_s": 1,
         },
         server={"host": "127.0.0.1", "port": free_port()},
-        judge={"type": "none"},
+        judge={"backend": "none"},
         **extra,
     )
 
@@ -60,7 +60,7 @@ async def _committed(settings: Settings) -> int:
 async def _run_until(sidecar: AiokafkaSidecar, consumed: int, wait_s: float = 60) -> int:
     stop = asyncio.Event()
     task = asyncio.create_task(sidecar.run(stop, install_signals=False))
-    events = sidecar.metrics.events.labels("consumed")
+    events = sidecar.prom.events.labels("consumed")
     for _ in range(int(wait_s * 10)):
         if task.done() or events._value.get() >= consumed:
             break
@@ -71,9 +71,9 @@ async def _run_until(sidecar: AiokafkaSidecar, consumed: int, wait_s: float = 60
 
 def test_engine_setting_picks_the_batch_engine(broker: EmbeddedBroker) -> None:
     s = _settings(broker, Topics.unique())
-    assert isinstance(build_sidecar(s, Metrics()), AiokafkaSidecar)
+    assert isinstance(build_sidecar(s, PromFamilies()), AiokafkaSidecar)
     faust = s.model_copy(update={"engine": "faust"})
-    assert type(build_sidecar(faust, Metrics())) is FaustSidecar
+    assert type(build_sidecar(faust, PromFamilies())) is FaustSidecar
 
 
 def test_batch_is_committed_after_its_records_are_published(
@@ -82,7 +82,7 @@ def test_batch_is_committed_after_its_records_are_published(
     s = _settings(broker, topics)
     msgs = [*_messages(120), (None, b'{"event_id": "bad"')]
     produce(broker.bootstrap_servers, topics.input, msgs)
-    sidecar = AiokafkaSidecar.from_settings(s, Metrics())
+    sidecar = AiokafkaSidecar.from_settings(s, PromFamilies())
     assert sidecar.readiness() == (False, "starting")
     assert asyncio.run(_run_until(sidecar, len(msgs))) == 0  # graceful stop: exit 0
     assert asyncio.run(_committed(s)) == len(msgs)  # every offset committed at the stop
@@ -101,7 +101,7 @@ def test_a_failed_publish_commits_nothing_and_a_restart_redoes_the_batch(
     msgs = _messages(40)
     produce(broker.bootstrap_servers, topics.input, msgs)
 
-    broken = AiokafkaSidecar.from_settings(s, Metrics())
+    broken = AiokafkaSidecar.from_settings(s, PromFamilies())
 
     async def fail(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("scores topic unavailable")
@@ -110,7 +110,7 @@ def test_a_failed_publish_commits_nothing_and_a_restart_redoes_the_batch(
     assert asyncio.run(_run_until(broken, len(msgs), wait_s=20)) == 1  # engine failure
     assert asyncio.run(_committed(s)) == 0  # nothing exported, nothing committed
 
-    again = AiokafkaSidecar.from_settings(s, Metrics())
+    again = AiokafkaSidecar.from_settings(s, PromFamilies())
     assert asyncio.run(_run_until(again, len(msgs))) == 0
     assert asyncio.run(_committed(s)) == len(msgs)
     cards = consume_all(broker.bootstrap_servers, topics.scores, len(msgs))
@@ -125,7 +125,7 @@ def test_the_consumer_fetches_with_the_configured_max_wait(
     s = _settings(broker, topics)
     s = s.model_copy(update={"kafka": s.kafka.model_copy(update={"fetch_max_wait_ms": 350})})
     produce(broker.bootstrap_servers, topics.input, _messages(5))
-    sidecar = AiokafkaSidecar.from_settings(s, Metrics())
+    sidecar = AiokafkaSidecar.from_settings(s, PromFamilies())
     seen: list[int] = []
 
     async def run() -> int:

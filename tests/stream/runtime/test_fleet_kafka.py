@@ -19,9 +19,9 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from bench.perf.fleet_harness import Fleet
 from stream.demo import EmbeddedBroker
 from tests.conftest import Topics, sample
+from tests.support.fleet import Fleet
 
 pytestmark = pytest.mark.broker
 

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.contract.events import Event, InvalidEvent
 from stream.demo import generate
 from stream.runtime.pipeline import Pipeline, Result
@@ -43,7 +43,7 @@ FAULTS = settings.get_profile("ragpulse-faults")
 PER_EVENT_S = 1.0
 TRIED: Counter[str] = Counter()
 
-_PIPELINE = Pipeline(load_settings(), Metrics())
+_PIPELINE = Pipeline(load_settings(), PromFamilies())
 
 
 @pytest.fixture(scope="module", autouse=True)

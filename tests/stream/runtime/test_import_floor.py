@@ -26,12 +26,12 @@ _RUN = f"""
 import json, random, sys
 HEAVY = {HEAVY!r} + {OFFLINE!r}
 import stream.cli
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.settings import load_settings
 from stream.runtime.factory import build_sidecar
 from monitors.drift import create_drift_detector
-s = load_settings(judge={{"type": "none"}}, engine=sys.argv[1])
-sidecar = build_sidecar(s, Metrics.with_label_caps(s.labels.max_values, s.labels.allow))
+s = load_settings(judge={{"backend": "none"}}, engine=sys.argv[1])
+sidecar = build_sidecar(s, PromFamilies.with_label_caps(s.labels.max_values, s.labels.allow))
 # the default rate detector, past its reference window and through a detection
 det = create_drift_detector({{"type": "proportion"}})
 rng = random.Random(3)

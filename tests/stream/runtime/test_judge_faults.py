@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.judges.breaker import CircuitBreaker
 from stream.demo import free_port
 from tests.monitors.judges.fault_server import Behaviour, FaultServer, ok, slow, status
@@ -68,7 +68,7 @@ SCENARIOS = {
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_judge_fault_then_recovery(server: FaultServer, name: str) -> None:
     behaviour, reason, opens = SCENARIOS[name]
-    prom = Metrics()
+    prom = PromFamilies()
     if behaviour is None:  # down: connection refused on a port nobody listens on
         base_url = f"http://127.0.0.1:{free_port()}/v1"
     else:

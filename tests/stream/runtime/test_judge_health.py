@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import monitors.metrics  # noqa: F401  (registers the metrics)
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from monitors.judges.health_settings import CanarySettings
 from monitors.judges.openai import OpenAIJudge
 from monitors.metrics.base import create_metric
@@ -35,7 +35,7 @@ def server() -> Iterator[FaultServer]:
         s.stop()
 
 
-def _service(server: FaultServer, prom: Metrics, **options: object) -> JudgeService:
+def _service(server: FaultServer, prom: PromFamilies, **options: object) -> JudgeService:
     judge = OpenAIJudge(
         model="fault-judge", base_url=server.base_url, timeout_s=5.0, concurrency=4,
         allow_insecure_http=True,
@@ -44,7 +44,7 @@ def _service(server: FaultServer, prom: Metrics, **options: object) -> JudgeServ
     return JudgeService(judge, [create_metric("answer_relevance")], 50, 4, prom)
 
 
-def _value(prom: Metrics, name: str, **labels: str) -> float:
+def _value(prom: PromFamilies, name: str, **labels: str) -> float:
     value = prom.registry.get_sample_value(name, labels)
     return 0.0 if value is None else value
 
@@ -53,7 +53,7 @@ def test_canary_rounds_are_exported_costed_and_a_swapped_judge_raises_judge_drif
     server: FaultServer,
 ) -> None:
     server.default = ok({"score": 0.8, "justification": "fine"})
-    prom = Metrics()
+    prom = PromFamilies()
     service = _service(server, prom)
     sampler = Sampler(SamplerSettings(budget=UNLIMITED))
     runner = CanaryRunner(CanarySettings(interval_s=0.05), service, prom, sampler)
@@ -92,7 +92,7 @@ def test_canary_rounds_are_exported_costed_and_a_swapped_judge_raises_judge_drif
 def test_canary_turns_are_charged_to_the_budget_and_the_traffic_gets_the_rest(
     server: FaultServer,
 ) -> None:
-    prom = Metrics()
+    prom = PromFamilies()
     service = _service(server, prom)
     # 60 calls/min, 75 % of it for base turns, 10 % of that at once (4.5 calls)
     settings = SamplerSettings(rate=1.0, budget={"calls_per_minute": 60.0})
@@ -131,7 +131,7 @@ def _event(i: int) -> object:
 def test_a_second_opinion_is_exported_and_in_the_scorecard(server: FaultServer) -> None:
     verdicts = [0.9, 0.4, 0.8, 0.75]  # e-0: flips across 0.6; e-1: agrees (|diff| 0.05)
     server.push(*(ok({"score": v, "justification": "x"}) for v in verdicts))
-    prom = Metrics()
+    prom = PromFamilies()
     service = _service(server, prom)
     service.floor = lambda metric: 0.6
     try:
@@ -159,7 +159,7 @@ def test_a_second_opinion_is_exported_and_in_the_scorecard(server: FaultServer) 
 
 
 def test_a_deterministic_judge_is_not_asked_twice(server: FaultServer) -> None:
-    prom = Metrics()
+    prom = PromFamilies()
     service = _service(server, prom)
     service.judge.deterministic = True  # type: ignore[union-attr]
     try:
@@ -189,7 +189,7 @@ def test_the_sampler_pays_for_a_repeat_from_the_budget() -> None:
 
 def test_liveness_counts_from_start_and_moves_with_each_verdict(server: FaultServer) -> None:
     server.push(slow(0.3))
-    prom = Metrics()
+    prom = PromFamilies()
     service = _service(server, prom)
     labels = {"judge": service.name}
     started = _value(prom, "ragpulse_judge_last_verdict_timestamp_seconds", **labels)
@@ -211,7 +211,7 @@ def test_a_bad_canary_file_or_detector_fails_config_print_naming_the_field(
     cases = {
         "judge.health.canaries.file: .*canaries.jsonl:1: event:": {"file": str(bad)},
         "judge.health.canaries.file: .*nope.jsonl": {"file": str(tmp_path / "nope.jsonl")},
-        "judge.health.canaries.detectors.0: .*delta": {
+        r"judge.health.canaries.detectors.0 \(adwin\): .*delta": {
             "detectors": [{"type": "adwin", "delta": 7}]
         },
     }

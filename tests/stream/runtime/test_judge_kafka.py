@@ -15,7 +15,7 @@ from tests.conftest import Topics, consume_all, produce, sample
 pytestmark = pytest.mark.broker
 
 JUDGE_ENV = {
-    "RAGPULSE_JUDGE__TYPE": "embedded",
+    "RAGPULSE_JUDGE__BACKEND__TYPE": "embedded",
     "RAGPULSE_SAMPLING__RATE": "1.0",
     # all 12 at once are base turns: without the flagged turns' reserve they fit the bucket
     "RAGPULSE_SAMPLING__BUDGET__RESERVE_FOR_FLAGGED": "0",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.judges.base import JudgeCall, JudgeError, SupportResult
 from monitors.metrics.base import MetricOutcome
 from stream.contract.events import Event
@@ -60,7 +60,7 @@ def _event(i: int, response: str = "abcde") -> Event:
 
 
 def test_scores_errors_and_bugs_are_exported_and_never_invented() -> None:
-    prom = Metrics()
+    prom = PromFamilies()
     svc = JudgeService(SlowJudge(), [EchoMetric()], queue_size=10, concurrency=2, prom=prom)
     try:
         ok = svc.judge_now(_event(1))
@@ -92,7 +92,7 @@ def test_scores_errors_and_bugs_are_exported_and_never_invented() -> None:
 
 def test_queue_is_bounded_and_submit_never_blocks() -> None:
     gate = threading.Event()
-    prom = Metrics()
+    prom = PromFamilies()
     svc = JudgeService(SlowJudge(), [EchoMetric(gate)], queue_size=3, concurrency=1, prom=prom)
     done: list[JudgeResult] = []
     try:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.pipeline import Dedupe, Pipeline
 from stream.runtime.settings import ConfigError, Settings, load_settings
 
@@ -36,7 +36,7 @@ def test_scorecard_shape_and_pass_through() -> None:
 
 
 def test_detections_become_failure_modes_and_metrics() -> None:
-    metrics = Metrics()
+    metrics = PromFamilies()
     pipeline = Pipeline(load_settings(), metrics)
     cut = "As of my knowledge cutoff in 2023, I don't have real-time data on that."
     result = pipeline.process(_raw("e2", cut))
@@ -60,7 +60,7 @@ def test_detections_become_failure_modes_and_metrics() -> None:
 
 
 def test_invalid_and_duplicate_outcomes() -> None:
-    metrics = Metrics()
+    metrics = PromFamilies()
     pipeline = Pipeline(load_settings(), metrics)
     assert pipeline.process(b"{oops").reason == "invalid_json"
     assert pipeline.process(_raw("same")).outcome == "scored"
@@ -88,10 +88,19 @@ def test_dedupe_window_is_bounded() -> None:
 def test_bad_detector_config_fails_at_start_naming_it() -> None:
     with pytest.raises(ConfigError, match="unknown detector 'nope'"):
         Pipeline(Settings(detectors={"enabled": ["nope"]}))
-    with pytest.raises(ConfigError, match="not enabled"):
-        Pipeline(Settings(detectors={"enabled": ["pii"], "options": {"refusal": {}}}))
-    with pytest.raises(ConfigError, match=r"detectors\.options\.pii"):
-        Pipeline(Settings(detectors={"enabled": ["pii"], "options": {"pii": {"bogus": 1}}}))
+    with pytest.raises(ConfigError, match=r"detectors\.enabled\.1 \(pii\): .*bogus"):
+        Pipeline(Settings(detectors={"enabled": ["refusal", {"type": "pii", "bogus": 1}]}))
+    # the deprecated options map: still read for a release, with a warning
+    with (
+        pytest.warns(FutureWarning, match="detectors.options is deprecated"),
+        pytest.raises(ValueError, match="not enabled"),
+    ):
+        Settings(detectors={"enabled": ["pii"], "options": {"refusal": {}}})
+    with pytest.warns(FutureWarning, match="detectors.options is deprecated"):
+        old = Settings(detectors={"enabled": ["pii"], "options": {"pii": {"bogus": 1}}})
+    assert old.detectors.enabled[0].options == {"bogus": 1}
+    with pytest.raises(ConfigError, match=r"detectors\.enabled\.0 \(pii\): .*bogus"):
+        Pipeline(old)
 
 
 def test_a_failing_detector_is_counted_and_the_others_still_run() -> None:
@@ -105,7 +114,7 @@ def test_a_failing_detector_is_counted_and_the_others_still_run() -> None:
         def detect(self, event: object, scan: object) -> list[Detection]:  # type: ignore[override]
             raise RuntimeError("bug")
 
-    metrics = Metrics()
+    metrics = PromFamilies()
     pipeline = Pipeline(Settings(detectors={"enabled": ["test_boom", "pii"]}), metrics)
     result = pipeline.process(_raw("e9", "mail me: jane.doe@example.com"))
     assert result.scorecard is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from exporters import Metrics
+from exporters import PromFamilies
 from stream.runtime.engine import SidecarBase
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.progress import ProgressTracker
@@ -84,9 +84,9 @@ class _Stub(SidecarBase):
         raise AssertionError
 
 
-def _stub(readiness: bool) -> tuple[_Stub, Metrics]:
+def _stub(readiness: bool) -> tuple[_Stub, PromFamilies]:
     settings = load_settings(progress={"stall_after_s": 30, "readiness": readiness})
-    metrics = Metrics()
+    metrics = PromFamilies()
     sc = _Stub(settings, Pipeline(settings, metrics), metrics)
     clock = Clock()
     sc.health.progress = ProgressTracker(30, clock)

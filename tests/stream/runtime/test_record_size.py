@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from aiokafka.errors import MessageSizeTooLargeError, RequestTimedOutError
 
-from exporters.prometheus import Metrics
+from exporters.prometheus import PromFamilies
 from stream.runtime.batch_publisher import BatchPublisher
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.record_size import (
@@ -25,13 +25,13 @@ from stream.runtime.settings import ConfigError, load_settings
 CAP = 65_536
 
 
-def _guard(**kafka: Any) -> tuple[OutputGuard, Metrics]:
-    metrics = Metrics()
+def _guard(**kafka: Any) -> tuple[OutputGuard, PromFamilies]:
+    metrics = PromFamilies()
     s = load_settings(kafka={"max_record_bytes": CAP, "dlq_max_value_bytes": 32_768, **kafka})
     return OutputGuard(s.kafka, metrics), metrics
 
 
-def _count(metrics: Metrics, name: str, **labels: str) -> float:
+def _count(metrics: PromFamilies, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from exporters import Metrics
+from exporters import PromFamilies
 from monitors.judges.settings import CompoundSettings
 from monitors.metrics.base import MetricOutcome
 from stream.contract.events import Event
@@ -62,7 +62,7 @@ class RefMetric:
 
 
 def test_reference_turn_exports_apart_from_the_population() -> None:
-    prom = Metrics()
+    prom = PromFamilies()
     weights = {"plain": 1.0, "answer_correctness": 3.0}
     svc = JudgeService(SlowJudge(), [RefMetric()], 10, 1, prom=prom, compound=weights)
     try:

@@ -134,8 +134,9 @@ def test_config_print_masks_secrets(fmt: str) -> None:
     env.update({"RAGPULSE_JUDGE__API_KEY": JUDGE_KEY, "RAGPULSE_KAFKA__SASL_PASSWORD":
                 SASL_PASSWORD, "RAGPULSE_KAFKA__SECURITY_PROTOCOL": "SASL_PLAINTEXT",
                 # a key is for an LLM judge: `config --print` builds the judge as `run` does
-                "RAGPULSE_JUDGE__TYPE": "openai",
-                "RAGPULSE_JUDGE__OPTIONS": '{"model": "m", "base_url": "https://judge.example/v1"}',
+                "RAGPULSE_JUDGE__BACKEND": (
+                    '{"type": "openai", "model": "m", "base_url": "https://judge.example/v1"}'
+                ),
                 })  # fmt: skip
     out = subprocess.run(
         [sys.executable, "-m", "stream.cli", "config", "--print", "--format", fmt],

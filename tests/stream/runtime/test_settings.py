@@ -21,7 +21,7 @@ def test_defaults_match_design() -> None:
     assert s.kafka.input_topic == "rag.interactions"
     assert s.kafka.dlq_topic == "rag.interactions.dlq"
     assert s.kafka.scores_topic == "rag.scores"
-    assert "refusal" in s.detectors.enabled
+    assert "refusal" in s.detectors.names()
 
 
 def test_yaml_then_env_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
