@@ -175,7 +175,7 @@ def test_a_reference_slo_needs_a_reference_score_of_the_enabled_metrics(
 ) -> None:
     from stream.runtime.judging_build import build_judging
 
-    narrowed = {"type": "embedded", "metrics": ["faithfulness"]}
+    narrowed = {"backend": "embedded", "metrics": ["faithfulness"]}
     canary = [SLOS[4]]
     with pytest.raises(ConfigError, match=r"slos\.0\.metric: 'answer_correctness' is not"):
         build_judging(load_settings(judge=narrowed, slos=canary))

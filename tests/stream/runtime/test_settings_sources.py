@@ -23,7 +23,7 @@ def _config(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProce
 def test_a_list_of_strings_may_be_comma_separated(tmp_path: Path) -> None:
     done = _config(tmp_path, RAGPULSE_DETECTORS__ENABLED="refusal, pii")
     assert done.returncode == 0, done.stderr
-    assert "enabled:\n  - refusal\n  - pii\n" in done.stdout
+    assert "enabled:\n  - type: refusal\n  - type: pii\n" in done.stdout
 
 
 @pytest.mark.parametrize(
