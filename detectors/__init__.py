@@ -1,10 +1,21 @@
-"""Per-turn rule detectors: pure, synchronous, no model; one module per family.
+"""Per-turn detectors: pure, synchronous, no model runtime; one module per family.
 
 One contract (:class:`Detector`: declared patterns, ``detect(event, scan)``), one registry
-(``@register_detector``). Importing this package registers the built-in detectors by name.
+(``@register_detector``). Importing this package registers the built-in detectors by name:
+the rule detectors, and ``deflection``, a frozen linear model over WordPiece tokens (data
+in ``models/``), opt-in.
 """
 
-from detectors import citations, identifiers, pii, policy, refusal, scan, source_policy
+from detectors import (
+    citations,
+    deflection,
+    identifiers,
+    pii,
+    policy,
+    refusal,
+    scan,
+    source_policy,
+)
 from detectors.base import (
     Detection,
     Detector,
@@ -26,6 +37,7 @@ __all__ = [
     "available_detectors",
     "citations",
     "create_detector",
+    "deflection",
     "identifiers",
     "pii",
     "policy",

@@ -1,6 +1,6 @@
 """The detector extension point: one contract, registered by name.
 
-A detector is pure, synchronous and cheap (no model, no I/O): it runs on every event. It
+A detector is pure, synchronous and cheap (no model runtime, no I/O): it runs on every event. It
 subclasses :class:`~detectors.scan.Detector`, declares the RE2 patterns it needs
 (``patterns``: :class:`~detectors.scan.PatternSpec`, possibly none) and implements
 ``detect(event, scan)``, which receives the event and the shared scan's answers for its

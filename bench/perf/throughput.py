@@ -7,7 +7,8 @@ Per run: a fresh embedded broker, `--topic-events` generated events produced to 
 4-partition topic, then each stage in its own process pinned to one CPU (`--cpu`),
 reading the same topic from the start: (a) raw aiokafka `getmany`, (b) + `json.loads`,
 (c) the full ragpulse path on the aiokafka batch engine, judges off, (c') the same on
-the faust engine, (d) (c) + sampler at 1 % + embedded judge, (e) a no-op faust agent.
+the faust engine, (c+) (c) with the opt-in `deflection` detector enabled as well,
+(d) (c) + sampler at 1 % + embedded judge, (e) a no-op faust agent.
 Every stage handles `--warmup` events before its clock starts (ragpulse compiles a
 detector pattern the first time it matches: ~0.35 s of CPU over the first ~4,000 events);
 then (a)/(b) time the rest of `--topic-events`, the others the next `--events`. Ratios
@@ -38,6 +39,11 @@ STAGES: dict[str, tuple[str, list[str], bool]] = {
         ["--stage", "pipeline", "--engine", "aiokafka"],
         False,
     ),
+    "c_deflection": (
+        "(c+) (c) + the opt-in deflection detector",
+        ["--stage", "pipeline", "--engine", "aiokafka"],
+        False,
+    ),
     "c_faust": (
         "(c') ragpulse, faust engine, judges off",
         ["--stage", "pipeline", "--engine", "faust"],
@@ -49,6 +55,13 @@ STAGES: dict[str, tuple[str, list[str], bool]] = {
         False,
     ),
     "e_faust_noop": ("(e) no-op faust agent", ["--stage", "faust-noop"], False),
+}
+#: extra settings of a stage (only these RAGPULSE_* reach the stage's process)
+STAGE_ENV: dict[str, dict[str, str]] = {
+    "c_deflection": {
+        "RAGPULSE_DETECTORS__ENABLED": "refusal,policy,pii,citations,identifiers,"
+        "source_policy,deflection"
+    },
 }
 
 
@@ -65,7 +78,7 @@ def run(
                 n = topic_events - warmup if whole else min(events, topic_events - warmup)
                 argv = [*args, "--bootstrap", bs, "--topic", TOPIC, "--n", str(n),
                         "--warmup", str(warmup)]  # fmt: skip
-                stages[key] = run_stage(argv, cpu)
+                stages[key] = run_stage(argv, cpu, env=STAGE_ENV.get(key))
                 print(f"  run {i + 1} {key}: {stages[key]['events_per_s']:,.0f}/s "
                       f"({stages[key]['events_per_cpu_s']:,.0f}/CPU-s) "
                       f"load {stages[key]['loadavg'][0]}", flush=True)  # fmt: skip
@@ -77,6 +90,11 @@ def run(
             stages["c_over_e_cpu"] = (
                 stages["c_aiokafka"]["events_per_cpu_s"]
                 / stages["e_faust_noop"]["events_per_cpu_s"]
+            )
+            stages["deflection_cpu_cost"] = (
+                stages["c_aiokafka"]["events_per_cpu_s"]
+                / stages["c_deflection"]["events_per_cpu_s"]
+                - 1.0
             )
             per_run.append(stages)
     return {
@@ -105,6 +123,7 @@ def _summary(per_run: list[dict[str, Any]]) -> dict[str, Any]:
             "loadavg_1m": _spread([r[key]["loadavg"][0] for r in per_run]),
         }
     out["c_over_e"] = _spread([r["c_over_e"] for r in per_run])
+    out["deflection_cpu_cost"] = _spread([r["deflection_cpu_cost"] for r in per_run])
     out["c_over_e_cpu"] = _spread([r["c_over_e_cpu"] for r in per_run])
     return out
 
@@ -152,7 +171,9 @@ def markdown(result: dict[str, Any], smoke: bool) -> str:
             "",
             f"(c) / (e), wall: {_f(s['c_over_e'], 2)}; per CPU-second: "
             f"{_f(s['c_over_e_cpu'], 2)} (target ≥ 0.8). (c) / (a), wall: "
-            f"{_f(s['c_aiokafka']['ratio_to_a'], 2)} (moonshot ≥ 0.5).",
+            f"{_f(s['c_aiokafka']['ratio_to_a'], 2)} (moonshot ≥ 0.5). CPU per event of (c+) "
+            f"over (c), minus one: {_f(s['deflection_cpu_cost'], 3)} (the deflection "
+            "detector's budget: ≤ 0.10).",
             "",
             "Wall rates depend on what else the shared machine runs (the stage shares its "
             "core with other jobs); events per CPU-second is this process's own cost and the "

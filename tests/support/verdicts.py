@@ -1,14 +1,16 @@
 """Frozen detector verdicts: what every detector says on the bundled sample and the
 labelled public data sets, so a faster detector path can prove it says the same.
 
-    python -m bench.perf.verdicts [--write]
+    python -m bench.perf.verdicts [--write] [--stage first|deflection|all]
 
 Corpora: the bundled traffic (10,000 baseline events, seed 7, and 2,000 degraded ones)
 and every adapter of ``bench.datasets`` over ``../shared/datasets`` (split ``all``). Per
 corpus it records the event count and, for each event with a detection, the detections
 (detector, category, span, failure mode, evidence) in pipeline order. ``--write`` stores
 them in tests/detectors/data/verdicts.json.gz; tests/detectors/test_frozen_verdicts.py
-recomputes and compares.
+recomputes and compares. The default detectors (the first stage) and the opt-in learned
+second stage, ``deflection``, are frozen apart (``deflection_verdicts.json.gz``, the
+detector alone), so a new model changes one file and never the first stage's.
 """
 
 from __future__ import annotations
@@ -23,13 +25,20 @@ from typing import Any
 
 from stream.contract.events import InvalidEvent, parse_event
 from stream.demo import generate
-from stream.runtime.pipeline import build_detectors
+from stream.runtime.components import build_detectors
 from stream.runtime.settings import Settings
 from tests.support.datasets import adapt, available
 
-__all__ = ["FROZEN", "corpora", "verdicts"]
+__all__ = ["FROZEN", "FROZEN_DEFLECTION", "STAGES", "corpora", "verdicts"]
 
-FROZEN = Path(__file__).resolve().parents[2] / "tests/detectors/data/verdicts.json.gz"
+_DATA = Path(__file__).resolve().parents[2] / "tests/detectors/data"
+FROZEN = _DATA / "verdicts.json.gz"
+FROZEN_DEFLECTION = _DATA / "deflection_verdicts.json.gz"
+#: stage -> (its frozen file, the settings it runs with)
+STAGES: dict[str, tuple[Path, Settings]] = {
+    "first": (FROZEN, Settings()),
+    "deflection": (FROZEN_DEFLECTION, Settings(detectors={"enabled": ["deflection"]})),
+}
 
 Verdict = list[list[Any]]
 
@@ -62,18 +71,21 @@ def verdicts(raws: Iterator[bytes], settings: Settings | None = None) -> dict[st
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.perf.verdicts", description=__doc__)
-    p.add_argument("--write", action="store_true", help=f"store them in {FROZEN}")
+    p.add_argument("--write", action="store_true", help="store them in the stage's file")
+    p.add_argument("--stage", choices=[*STAGES, "all"], default="first")
     args = p.parse_args(argv)
-    out = {}
-    for name, raws in corpora():
-        out[name] = verdicts(raws)
-        n = sum(len(v) for v in out[name]["detections"].values())
-        print(f"{name}: {out[name]['events']} events, {n} detections", file=sys.stderr)
-    if args.write:
-        FROZEN.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(FROZEN, "wt", encoding="utf-8") as fh:
-            json.dump(out, fh, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        print(f"wrote {FROZEN} ({FROZEN.stat().st_size:,} bytes)", file=sys.stderr)
+    for stage in STAGES if args.stage == "all" else [args.stage]:
+        path, settings = STAGES[stage]
+        out = {}
+        for name, raws in corpora():
+            out[name] = verdicts(raws, settings)
+            n = sum(len(v) for v in out[name]["detections"].values())
+            print(f"{stage} {name}: {out[name]['events']} events, {n} detections", file=sys.stderr)
+        if args.write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with gzip.open(path, "wt", encoding="utf-8") as fh:
+                json.dump(out, fh, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            print(f"wrote {path} ({path.stat().st_size:,} bytes)", file=sys.stderr)
     return 0
 
 
