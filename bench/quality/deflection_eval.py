@@ -25,6 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from bench.quality.deflection_fit import prf as _prf
 from bench.quality.xstest_refusal import _event
 from detectors.deflection import DeflectionDetector
 from detectors.refusal import RefusalDetector
@@ -40,19 +43,7 @@ SETS = {"blind_train": "blind_deflection_train", "blind_heldout": "blind_deflect
 
 
 def prf(gold: list[bool], pred: list[bool]) -> dict[str, Any]:
-    tp = sum(g and p for g, p in zip(gold, pred, strict=True))
-    fp = sum(p and not g for g, p in zip(gold, pred, strict=True))
-    fn = sum(g and not p for g, p in zip(gold, pred, strict=True))
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    return {
-        "f1": 2 * p * r / (p + r) if p + r else 0.0,
-        "precision": p,
-        "recall": r,
-        "tp": tp,
-        "fp": fp,
-        "fn": fn,
-    }
+    return _prf(np.array(gold, dtype=bool), np.array(pred, dtype=bool))
 
 
 class Stages:

