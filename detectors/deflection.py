@@ -42,7 +42,7 @@ __all__ = ["DEFAULT_GATE", "DeflectionDetector", "Gate", "gate_cues", "gate_rege
 
 DEFAULT_GATE = Path(__file__).with_name("packs") / "deflection_gate.yaml"
 _MAX_CUES = 1_000
-_MEMO_MAX = 50_000  # chunks whose weights are remembered (cleared when full)
+_MEMO_MAX = 20_000  # chunks whose weights are remembered (cleared when full)
 
 
 def gate_regex(cues: tuple[str, ...]) -> str:
@@ -118,13 +118,13 @@ class DeflectionDetector(Detector):
         cues = gate_cues(Path(gate_file) if gate_file else DEFAULT_GATE)
         self.gate = Gate(cues, int(short_chars), int(min_words), self.model.head_chars)
         tok, sha = load_tokenizer(max_tokens=512)
-        self._pieces = WordPieces(tok)
-        self._chunk_weight: dict[str, tuple[float, int]] = {}  # chunk -> (weights, tokens)
         if sha != self.model.tokenizer_sha256:
             raise ValueError(
                 f"deflection model {self.model.fingerprint} was fitted on tokenizer"
                 f" {self.model.tokenizer_sha256[:12]}…, the installed one is {sha[:12]}…"
             )
+        self._pieces = WordPieces(tok)
+        self._chunk_weight: dict[str, tuple[float, int]] = {}  # chunk -> (weights, tokens)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -141,7 +141,7 @@ class DeflectionDetector(Detector):
         for chunk in self._pieces.chunks(response[: self.model.head_chars]):
             got = memo.get(chunk)
             if got is None:
-                got = self.model.sum_ids(self._pieces.chunk_ids(chunk))
+                got = self.model.sum_ids(self._pieces.chunk_ids(chunk, remember=False))
                 if len(memo) >= _MEMO_MAX:
                     memo.clear()
                 memo[chunk] = got
@@ -152,10 +152,8 @@ class DeflectionDetector(Detector):
     def detect(self, event: Event, scan: Scan) -> list[Detection]:
         response = event.response
         expected = event.expected_behavior
-        if expected == "reject" or not response.strip():
-            return []
-        if not self.candidate(response):
-            return []
+        if expected == "reject" or not self.candidate(response):
+            return []  # the gate also turns away empty and one- or two-word responses
         p = self.score(response)
         if p is None or p < self.threshold:
             return []

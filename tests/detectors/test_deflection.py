@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from detectors import _wordpiece, create_detector
+from detectors import _wordpiece, create_detector, deflection
 from detectors._deflection_model import MAX_FILE_BYTES, load_model
 from detectors._wordpiece import WordPieces, load_tokenizer
 from detectors.deflection import DeflectionDetector, Gate, gate_cues, gate_regex
@@ -219,3 +219,7 @@ def test_the_word_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     text = " ".join(f"w{i}" for i in range(20))
     assert pieces.ids(text) == tok.encode(text, add_special_tokens=False).ids
     assert 0 < len(pieces._words) <= 5 and 0 < len(pieces._chunks) <= 5
+    monkeypatch.setattr(deflection, "_MEMO_MAX", 3)
+    det = DeflectionDetector()
+    det.score(text)
+    assert 0 < len(det._chunk_weight) <= 3 and det._pieces._chunks == {}
