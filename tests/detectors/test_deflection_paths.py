@@ -1,5 +1,6 @@
-"""The `deflection` stage where it runs: the sidecar's pipeline and its metrics, `ragpulse
-score` (a real subprocess) and `ragpulse eval` (docs/detectors.md "deflection")."""
+"""The `deflection` stage where it runs: the sidecar's pipeline and its metrics, a real
+`ragpulse run` on the session broker, `ragpulse score` (a real subprocess) and `ragpulse
+eval` (docs/detectors.md "deflection")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from exporters import PromFamilies
 from stream.cli import main
 from stream.runtime.pipeline import Pipeline
 from stream.runtime.settings import Settings
+from tests.conftest import Topics, consume_all, produce, sample
 
 LECTURE = (
     "It's important to remember that sharing passwords puts the whole team at risk. Security"
@@ -91,3 +94,24 @@ def test_ragpulse_eval_counts_its_false_rejections(
         report = json.loads(out.read_text())
         counts[enabled] = report["failure_modes"].get("false_rejection", {}).get("count", 0)
     assert counts == {"refusal": 0, ENABLED: 2}
+
+
+def test_a_real_sidecar_runs_it_and_exports_its_hits(
+    sidecar_factory, topics: Topics, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    sc = sidecar_factory(topics, RAGPULSE_DETECTORS__ENABLED=ENABLED).start(tmp_path)
+    events = [_event("a", LECTURE), _event("b", ANSWER), _event("c", NOT_PUBLIC, expected=None)]
+    produce(sc.bootstrap, topics.input, [(None, json.dumps(e).encode()) for e in events])
+    sc.wait_consumed(3)
+    deadline = time.monotonic() + 30
+    m = sc.metrics()
+    while time.monotonic() < deadline and sample(m, "ragpulse_events_total", outcome="scored") < 3:
+        time.sleep(0.2)
+        m = sc.metrics()
+    hits = sample(m, "ragpulse_detector_hits_total", detector="deflection", category="deflection")
+    assert hits == 2
+    cards = {json.loads(r.value)["event_id"]: json.loads(r.value)
+             for r in consume_all(sc.bootstrap, topics.scores, 3)}  # fmt: skip
+    assert cards["a"]["failure_modes"] == ["false_rejection"]
+    assert cards["b"]["detections"] == []
+    assert sc.stop() == 0
