@@ -1,6 +1,7 @@
-"""`python -m bench.perf.verdicts [--write]`: recompute (and with ``--write`` re-freeze) the
-detector verdicts of tests/detectors/data/verdicts.json.gz. The code is test support:
-``tests.support.verdicts``."""
+"""`python -m bench.perf.verdicts [--write] [--stage first|deflection|all]`: recompute (and
+with ``--write`` re-freeze) the detector verdicts of tests/detectors/data/verdicts.json.gz
+(the default detectors) or deflection_verdicts.json.gz (the opt-in learned stage alone).
+The code is test support: ``tests.support.verdicts``."""
 
 from __future__ import annotations
 

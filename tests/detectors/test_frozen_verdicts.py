@@ -41,7 +41,7 @@ def test_every_corpus_is_frozen(stage: str) -> None:
 )
 def test_verdicts_match_the_frozen_ones(stage: str, name: str) -> None:
     raws = dict(corpora())[name]
-    now, then = verdicts(raws, STAGES[stage][1]), _FROZEN[stage][name]
+    now, then = verdicts(raws, STAGES[stage][1]()), _FROZEN[stage][name]
     assert now["events"] == then["events"]
     changed = sorted(set(now["detections"]) ^ set(then["detections"]))
     changed += [

@@ -19,7 +19,7 @@ import argparse
 import gzip
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ __all__ = ["FROZEN", "FROZEN_DEFLECTION", "STAGES", "corpora", "verdicts"]
 _DATA = Path(__file__).resolve().parents[2] / "tests/detectors/data"
 FROZEN = _DATA / "verdicts.json.gz"
 FROZEN_DEFLECTION = _DATA / "deflection_verdicts.json.gz"
-#: stage -> (its frozen file, the settings it runs with)
-STAGES: dict[str, tuple[Path, Settings]] = {
-    "first": (FROZEN, Settings()),
-    "deflection": (FROZEN_DEFLECTION, Settings(detectors={"enabled": ["deflection"]})),
+#: stage -> (its frozen file, the settings it runs with, built when asked for)
+STAGES: dict[str, tuple[Path, Callable[[], Settings]]] = {
+    "first": (FROZEN, Settings),
+    "deflection": (FROZEN_DEFLECTION, lambda: Settings(detectors={"enabled": ["deflection"]})),
 }
 
 Verdict = list[list[Any]]
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         path, settings = STAGES[stage]
         out = {}
         for name, raws in corpora():
-            out[name] = verdicts(raws, settings)
+            out[name] = verdicts(raws, settings())
             n = sum(len(v) for v in out[name]["detections"].values())
             print(f"{stage} {name}: {out[name]['events']} events, {n} detections", file=sys.stderr)
         if args.write:
