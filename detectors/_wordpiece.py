@@ -40,7 +40,7 @@ def load_tokenizer(max_tokens: int) -> tuple[Any, str]:
     return tok, hashlib.sha256(raw).hexdigest()
 
 
-_MEMO_MAX = 20_000  # words, chunks: ~3 MiB each when full
+_MEMO_MAX = 20_000  # words: ~3 MiB when full
 _TABLE_MAX = 20_000
 # whitespace to Python's str.split, control characters BERT deletes
 _DROPPED = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
@@ -96,8 +96,8 @@ class WordPieces:
     """Token ids of a text, fast and exactly the tokenizer's: the normalizer and the
     pre-tokenizer are string operations (``split``, then ``str.translate`` with
     :class:`_Normalizer`, ``lower``), WordPiece is the greedy longest match over the
-    vocabulary, and both whitespace-separated chunks and words are remembered (at most
-    20,000 each, cleared when full: the text is untrusted). tests/detectors/
+    vocabulary, and each word's ids are remembered (at most 20,000 words, cleared when full:
+    the text is untrusted). tests/detectors/
     test_deflection.py compares the ids with the tokenizer's own on every corpus."""
 
     def __init__(self, tokenizer: Any) -> None:
@@ -107,7 +107,6 @@ class WordPieces:
         self._prefix = model.continuing_subword_prefix
         self._max_chars = model.max_input_chars_per_word
         self._words: dict[str, list[int]] = {}
-        self._chunks: dict[str, list[int]] = {}
         self._table = _Normalizer()
 
     def words(self, text: str) -> list[str]:
@@ -131,18 +130,10 @@ class WordPieces:
             self._words[word] = ids
         return ids
 
-    def chunk_ids(self, chunk: str, remember: bool = True) -> list[int]:
-        """The ids of one whitespace-free chunk of raw text (kept in the chunk memo unless
-        `remember` is False: a caller with its own memo of what it derives from them)."""
-        ids = self._chunks.get(chunk)
-        if ids is None:
-            ids = [i for w in self.words(chunk) for i in self.word_ids(w)]
-            if not remember:
-                return ids
-            if len(self._chunks) >= _MEMO_MAX:
-                self._chunks.clear()
-            self._chunks[chunk] = ids
-        return ids
+    def chunk_ids(self, chunk: str) -> list[int]:
+        """The ids of one whitespace-free chunk of raw text (callers remember what they
+        derive from them: the `deflection` detector keeps each chunk's weight)."""
+        return [i for w in self.words(chunk) for i in self.word_ids(w)]
 
     def ids(self, text: str) -> list[int]:
         return [i for c in self.chunks(text) for i in self.chunk_ids(c)]

@@ -141,7 +141,7 @@ class DeflectionDetector(Detector):
         for chunk in self._pieces.chunks(response[: self.model.head_chars]):
             got = memo.get(chunk)
             if got is None:
-                got = self.model.sum_ids(self._pieces.chunk_ids(chunk, remember=False))
+                got = self.model.sum_ids(self._pieces.chunk_ids(chunk))
                 if len(memo) >= _MEMO_MAX:
                     memo.clear()
                 memo[chunk] = got
